@@ -1,0 +1,303 @@
+/**
+ * The error model of the Box Service HTTP API: the envelope, one tagged error class per error `type`, and the
+ * client-side errors that no envelope carries (transport, timeout, decoding, unknown type).
+ *
+ * Source: spec section "Errors" (envelope fields, status table, rules 1-5); the status chosen for
+ * "idempotent request still in flight" is recorded in docs/ASSUMPTIONS.md.
+ *
+ * @since 0.1.0
+ */
+import { HttpApiSchema } from "@effect/platform"
+import { Duration, Option, Schema } from "effect"
+
+/**
+ * The wire shape of every error answer: `{ "error": { message, type, param, code, billing_url? } }`.
+ * Additional properties are allowed (spec: "additional properties are allowed").
+ */
+export const ErrorBody = Schema.Struct(
+  {
+    message: Schema.String,
+    type: Schema.String,
+    param: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+    code: Schema.optionalWith(Schema.NullOr(Schema.Union(Schema.String, Schema.Number)), { default: () => null }),
+    billing_url: Schema.optional(Schema.String)
+  },
+  { key: Schema.String, value: Schema.Unknown }
+)
+
+/** The error envelope: `{ "error": ErrorBody }` (spec: Errors). */
+export const ErrorEnvelope = Schema.Struct({ error: ErrorBody }, { key: Schema.String, value: Schema.Unknown })
+
+/** The encoded (wire) form of {@link ErrorEnvelope}. */
+export type ErrorEnvelope = typeof ErrorEnvelope.Type
+
+/**
+ * Fields shared by every typed API error: the envelope's `message`, `param` (request field the error is about, or
+ * null), `code` (stable short code, a runtime token, or null), the HTTP `status`, and `retryAfter`: the parsed
+ * `Retry-After` header when the answer carried one (a Duration; the header is in seconds or an HTTP date).
+ */
+const commonFields = {
+  message: Schema.String,
+  param: Schema.NullOr(Schema.String),
+  code: Schema.NullOr(Schema.Union(Schema.String, Schema.Number)),
+  status: Schema.Number,
+  retryAfter: Schema.optional(Schema.DurationFromSelf)
+}
+
+/** 400 `invalid_request_error`: the request was rejected; `message` and `param` name the field or rule. */
+export class InvalidRequestError extends Schema.TaggedError<InvalidRequestError>()("InvalidRequestError", commonFields) {
+  /** The envelope `type` of this class. */
+  static readonly type = "invalid_request_error" as const
+}
+
+/** 401 `authentication_error`, code `invalid_api_key`: the API key is missing or invalid (spec: Authentication 4). */
+export class AuthenticationError extends Schema.TaggedError<AuthenticationError>()("AuthenticationError", commonFields) {
+  static readonly type = "authentication_error" as const
+}
+
+/** 403 `permission_error`: the key is not allowed, e.g. not organization-scoped (spec: Authentication 2, 3, 7). */
+export class PermissionError extends Schema.TaggedError<PermissionError>()("PermissionError", commonFields) {
+  static readonly type = "permission_error" as const
+}
+
+/**
+ * 402 `billing_error`, code `credits_exhausted`: the organization is out of credits. `billing_url` is the page for
+ * adding credits (spec: Authentication 5).
+ */
+export class BillingError extends Schema.TaggedError<BillingError>()("BillingError", {
+  ...commonFields,
+  billing_url: Schema.optional(Schema.String)
+}) {
+  static readonly type = "billing_error" as const
+}
+
+/** 404 `not_found_error`: the secret, policy, box, app or response does not exist in the organization. */
+export class NotFoundError extends Schema.TaggedError<NotFoundError>()("NotFoundError", commonFields) {
+  static readonly type = "not_found_error" as const
+}
+
+/**
+ * 409 `conflict_error`: e.g. an idempotency key reused with a different request, listener operations on a box
+ * without persistence, or a runtime token (`already_exists`, `failed_precondition`) in `code`.
+ */
+export class ConflictError extends Schema.TaggedError<ConflictError>()("ConflictError", commonFields) {
+  static readonly type = "conflict_error" as const
+}
+
+/**
+ * 429 `rate_limit_error`, code `rate_limited`: the request never started. `retryAfter` carries the `Retry-After`
+ * header (spec: Errors rule 1).
+ */
+export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLimitError", commonFields) {
+  static readonly type = "rate_limit_error" as const
+}
+
+/** `quota_exceeded_error`: a quota was exceeded (listed by the spec; no status is given, boxkit uses 429). */
+export class QuotaExceededError extends Schema.TaggedError<QuotaExceededError>()("QuotaExceededError", commonFields) {
+  static readonly type = "quota_exceeded_error" as const
+}
+
+/** 501 `not_implemented_error`, code `unimplemented`: e.g. the guest image has no clipboard. */
+export class NotImplementedError extends Schema.TaggedError<NotImplementedError>()("NotImplementedError", commonFields) {
+  static readonly type = "not_implemented_error" as const
+}
+
+/**
+ * `server_error`: 500 (server failure), 503 (momentarily unavailable; `retryAfter` when the header was sent), or
+ * 409 with code `idempotent_request_in_flight` (docs/ASSUMPTIONS.md). Use {@link isIdempotentRequestInFlight}.
+ */
+export class ServerError extends Schema.TaggedError<ServerError>()("ServerError", commonFields) {
+  static readonly type = "server_error" as const
+}
+
+/** The `code` of the "idempotent request still in flight" server_error (docs/ASSUMPTIONS.md). */
+export const idempotentRequestInFlightCode = "idempotent_request_in_flight"
+
+/** True for the "idempotent request still in flight" answer: a `ServerError` with that code. */
+export const isIdempotentRequestInFlight = (error: unknown): error is ServerError =>
+  error instanceof ServerError && error.code === idempotentRequestInFlightCode
+
+/**
+ * An error envelope whose `type` is not one of the ten the spec lists. The set is closed in the spec, but a newer
+ * service may add types: the client keeps the envelope instead of failing to decode it.
+ */
+export class UnknownApiError extends Schema.TaggedError<UnknownApiError>()("UnknownApiError", {
+  ...commonFields,
+  type: Schema.String
+}) {}
+
+/** Every class of an error `type` the spec lists, in the spec's order. */
+export const apiErrorClasses = [
+  InvalidRequestError,
+  AuthenticationError,
+  PermissionError,
+  BillingError,
+  NotFoundError,
+  ConflictError,
+  RateLimitError,
+  QuotaExceededError,
+  NotImplementedError,
+  ServerError
+] as const
+
+/** One of the ten typed API errors. */
+export type ApiError = InstanceType<(typeof apiErrorClasses)[number]>
+
+/** Any error decoded from an envelope, including an unknown `type`. */
+export type AnyApiError = ApiError | UnknownApiError
+
+/** True when `u` is one of the ten typed API errors. */
+export const isApiError = (u: unknown): u is ApiError => apiErrorClasses.some((errorClass) => u instanceof errorClass)
+
+/** The envelope `type` of an error instance. */
+export const typeOf = (error: AnyApiError): string =>
+  error instanceof UnknownApiError ? error.type : (error.constructor as unknown as { type: string }).type
+
+/**
+ * The request never produced an HTTP answer: connection refused or reset, DNS failure, or the body could not be read.
+ * Safe to retry only when the request is safe to repeat (a read, or one carrying an idempotency key).
+ */
+export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
+  message: Schema.String,
+  method: Schema.String,
+  url: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
+
+/** An attempt or the whole call ran past its deadline. `timeout` is the limit that was hit. */
+export class TimeoutError extends Schema.TaggedError<TimeoutError>()("TimeoutError", {
+  message: Schema.String,
+  timeout: Schema.DurationFromSelf
+}) {}
+
+/**
+ * The service answered, but not in a shape this client understands: a 2xx body that does not match the resource
+ * schema, an error status without an envelope, or a status the operation does not list.
+ */
+export class UnexpectedResponseError extends Schema.TaggedError<UnexpectedResponseError>()("UnexpectedResponseError", {
+  message: Schema.String,
+  status: Schema.Number,
+  cause: Schema.optional(Schema.Defect)
+}) {}
+
+const constructors: Record<string, (fields: typeof commonFields extends infer _ ? any : never) => AnyApiError> =
+  Object.fromEntries(apiErrorClasses.map((errorClass) => [errorClass.type, (fields: any) => new errorClass(fields)]))
+
+/**
+ * Builds the typed error of an envelope: the class is chosen by `type`, with the HTTP `status` and the parsed
+ * `Retry-After` duration. Unknown types give {@link UnknownApiError}.
+ */
+export const fromEnvelope = (
+  envelope: ErrorEnvelope,
+  status: number,
+  retryAfter: Option.Option<Duration.Duration>
+): AnyApiError => {
+  const body = envelope.error
+  const fields = {
+    message: body.message,
+    param: body.param,
+    code: body.code,
+    status,
+    retryAfter: Option.getOrUndefined(retryAfter),
+    ...(body.billing_url !== undefined && body.type === BillingError.type ? { billing_url: body.billing_url } : {})
+  }
+  const make = constructors[body.type]
+  return make !== undefined ? make(fields) : new UnknownApiError({ ...fields, type: body.type })
+}
+
+/** The envelope of a typed error, as the service writes it. */
+export const toEnvelope = (error: AnyApiError): ErrorEnvelope => ({
+  error: {
+    message: error.message,
+    type: typeOf(error),
+    param: error.param,
+    code: error.code,
+    ...(error instanceof BillingError && error.billing_url !== undefined ? { billing_url: error.billing_url } : {})
+  }
+})
+
+/**
+ * Parses a `Retry-After` header value: delta-seconds (`"3"`) or an HTTP date, relative to `nowMillis`.
+ * A date in the past gives zero; an unparseable value gives None.
+ */
+export const parseRetryAfter = (value: string | undefined, nowMillis: number): Option.Option<Duration.Duration> => {
+  if (value === undefined) return Option.none()
+  const trimmed = value.trim()
+  if (/^\d+$/.test(trimmed)) return Option.some(Duration.seconds(Number(trimmed)))
+  const date = Date.parse(trimmed)
+  if (Number.isNaN(date)) return Option.none()
+  return Option.some(Duration.millis(Math.max(0, date - nowMillis)))
+}
+
+/**
+ * The contract's schema of one error class at one HTTP status: the envelope on the wire, the typed class in code.
+ * `type` on the wire is the class's literal type, so several classes at one status are told apart by it.
+ */
+export const atStatus = <Self extends AnyClass>(errorClass: Self, status: number) =>
+  Schema.transform(
+    Schema.Struct({
+      error: Schema.Struct(
+        {
+          message: Schema.String,
+          type: Schema.Literal(errorClass.type),
+          param: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+          code: Schema.optionalWith(Schema.NullOr(Schema.Union(Schema.String, Schema.Number)), {
+            default: () => null
+          }),
+          billing_url: Schema.optional(Schema.String)
+        },
+        { key: Schema.String, value: Schema.Unknown }
+      )
+    }),
+    Schema.typeSchema(errorClass as unknown as Schema.Schema<InstanceType<Self>>),
+    {
+      strict: false,
+      decode: (envelope) => fromEnvelope(envelope as ErrorEnvelope, status, Option.none()),
+      encode: (error) => toEnvelope(error as AnyApiError)
+    }
+  ).annotations(HttpApiSchema.annotations({ status }))
+
+type AnyClass = (typeof apiErrorClasses)[number]
+
+/** Builders for the errors the local service and the client raise, with the spec's default `code` values. */
+export const make = {
+  invalidRequest: (message: string, param: string | null = null) =>
+    new InvalidRequestError({ message, param, code: null, status: 400 }),
+  authentication: (message = "Missing or invalid API key.") =>
+    new AuthenticationError({ message, param: null, code: "invalid_api_key", status: 401 }),
+  permission: (message: string) => new PermissionError({ message, param: null, code: null, status: 403 }),
+  billing: (billingUrl: string) =>
+    new BillingError({
+      message: "The organization is out of credits. Add credits and retry.",
+      param: null,
+      code: "credits_exhausted",
+      status: 402,
+      billing_url: billingUrl
+    }),
+  notFound: (message: string, param: string | null = null) =>
+    new NotFoundError({ message, param, code: null, status: 404 }),
+  conflict: (message: string, code: string | null = null, param: string | null = null) =>
+    new ConflictError({ message, param, code, status: 409 }),
+  rateLimited: (retryAfter: Duration.Duration) =>
+    new RateLimitError({
+      message: "Too many requests in flight for a new organization. Retry after the Retry-After delay.",
+      param: null,
+      code: "rate_limited",
+      status: 429,
+      retryAfter
+    }),
+  notImplemented: (message: string) =>
+    new NotImplementedError({ message, param: null, code: "unimplemented", status: 501 }),
+  server: (message = "The server failed to answer the request.") =>
+    new ServerError({ message, param: null, code: null, status: 500 }),
+  unavailable: (message: string, retryAfter?: Duration.Duration) =>
+    new ServerError({ message, param: null, code: null, status: 503, retryAfter }),
+  idempotentRequestInFlight: () =>
+    new ServerError({
+      message: "An idempotent request with this Idempotency-Key is still in flight. Retry later with the same key.",
+      param: "Idempotency-Key",
+      code: idempotentRequestInFlightCode,
+      status: 409,
+      retryAfter: Duration.seconds(1)
+    })
+}

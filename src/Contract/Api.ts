@@ -1,0 +1,311 @@
+/**
+ * The HTTP contract of the Box Service: one `HttpApi` from which the local service, the client and the OpenAPI
+ * document are all derived.
+ *
+ * Source: spec "Endpoints" (every operation shown) plus the operations it names without a shape that users cannot do
+ * without; their paths are conventional REST choices listed in docs/ASSUMPTIONS.md. Both `{base_url}` and `{api_url}`
+ * end in `/v1`; the local service serves both under one `/v1`.
+ *
+ * @since 0.1.0
+ */
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  OpenApi
+} from "@effect/platform"
+import { Context, Schema } from "effect"
+import * as ApiError from "../ApiError.js"
+import * as App from "../Domain/App.js"
+import * as Box from "../Domain/Box.js"
+import * as EgressPolicy from "../Domain/EgressPolicy.js"
+import * as Ids from "../Domain/Ids.js"
+import * as ModelResponse from "../Domain/ModelResponse.js"
+import * as Secret from "../Domain/Secret.js"
+import { Principal } from "./Principal.js"
+
+/** The API version identifier (spec: Versioning). */
+export const apiVersion = "2026-10-04"
+
+/** Error schemas of the contract: the envelope on the wire at the spec's status, the typed class in code. */
+export const Errors = {
+  InvalidRequest: ApiError.atStatus(ApiError.InvalidRequestError, 400),
+  Authentication: ApiError.atStatus(ApiError.AuthenticationError, 401),
+  Billing: ApiError.atStatus(ApiError.BillingError, 402),
+  Permission: ApiError.atStatus(ApiError.PermissionError, 403),
+  NotFound: ApiError.atStatus(ApiError.NotFoundError, 404),
+  Conflict: ApiError.atStatus(ApiError.ConflictError, 409),
+  IdempotentRequestInFlight: ApiError.atStatus(ApiError.ServerError, 409),
+  RateLimit: ApiError.atStatus(ApiError.RateLimitError, 429),
+  Server: ApiError.atStatus(ApiError.ServerError, 500),
+  NotImplemented: ApiError.atStatus(ApiError.NotImplementedError, 501),
+  Unavailable: ApiError.atStatus(ApiError.ServerError, 503)
+}
+
+/**
+ * Marks an endpoint that honours `Idempotency-Key` (create box, upgrade, create response). The local service's
+ * idempotency layer applies to exactly the endpoints carrying this annotation.
+ */
+export class Idempotent extends Context.Tag("boxkit/Idempotent")<Idempotent, true>() {}
+
+/**
+ * Bearer authentication (spec: Authentication 1, 4). Fails with `AuthenticationError` (401, `invalid_api_key`) and
+ * provides the {@link Principal} to handlers.
+ */
+export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("Authorization", {
+  failure: Errors.Authentication,
+  provides: Principal,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+/** The errors every box, secret and egress-policy operation can answer: 400, 401, 402, 403, 404, 429, 500, 503. */
+const commonErrors = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E) =>
+  (endpoint as any)
+    .addError(Errors.InvalidRequest)
+    .addError(Errors.Authentication)
+    .addError(Errors.Billing)
+    .addError(Errors.Permission)
+    .addError(Errors.NotFound)
+    .addError(Errors.RateLimit)
+    .addError(Errors.Server)
+    .addError(Errors.Unavailable) as HttpApiEndpoint.HttpApiEndpoint.AddError<E, CommonError, never>
+
+type CommonError =
+  | ApiError.InvalidRequestError
+  | ApiError.AuthenticationError
+  | ApiError.BillingError
+  | ApiError.PermissionError
+  | ApiError.NotFoundError
+  | ApiError.RateLimitError
+  | ApiError.ServerError
+
+/** `Idempotency-Key` and `X-Box-Owner-Override-Reason` (lowercase, as HTTP/1.1 servers see them). */
+export const IdempotencyKeyHeader = "idempotency-key"
+/** The owner-override header (spec: Authentication 7). */
+export const OwnerOverrideHeader = "x-box-owner-override-reason"
+/** The header on replayed idempotent answers (spec: Errors rule 3). */
+export const IdempotentReplayedHeader = "idempotent-replayed"
+
+/** The owner-override reason: printable ASCII only (spec: Authentication 7). */
+export const OwnerOverrideReason = Schema.String.pipe(
+  Schema.pattern(/^[\x20-\x7e]+$/, {
+    message: () => "X-Box-Owner-Override-Reason must be printable ASCII only"
+  })
+)
+
+const BoxHeaders = Schema.Struct({
+  [OwnerOverrideHeader]: Schema.optional(OwnerOverrideReason)
+})
+
+const IdempotentBoxHeaders = Schema.Struct({
+  [OwnerOverrideHeader]: Schema.optional(OwnerOverrideReason),
+  [IdempotencyKeyHeader]: Schema.optional(Schema.String)
+})
+
+const BoxIdParam = HttpApiSchema.param("box_id", Ids.BoxId)
+
+/** Apps: POST /apps/find (spec: "POST {api_url}/apps/find"). */
+export class AppsGroup extends HttpApiGroup.make("apps")
+  .add(
+    commonErrors(
+      HttpApiEndpoint.post("find", "/apps/find")
+        .setPayload(App.FindAppRequest)
+        .addSuccess(App.App)
+    )
+  ) {}
+
+/** Secrets: GET /secrets/{name} (spec) and POST /secrets (create; shape not shown, docs/ASSUMPTIONS.md). */
+export class SecretsGroup extends HttpApiGroup.make("secrets")
+  .add(
+    commonErrors(
+      HttpApiEndpoint.get("retrieve")`/secrets/${HttpApiSchema.param("name", Secret.SecretNameParam)}`
+        .addSuccess(Secret.Secret)
+    )
+  )
+  .add(
+    commonErrors(
+      HttpApiEndpoint.post("create", "/secrets")
+        .setPayload(Secret.CreateSecretRequest)
+        .addSuccess(Secret.Secret, { status: 201 })
+    )
+  ) {}
+
+/** Egress policies: create and read (shapes not shown, docs/ASSUMPTIONS.md) and PATCH rename (spec). */
+export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
+  .add(
+    commonErrors(
+      HttpApiEndpoint.post("create", "/egress-policies")
+        .setPayload(EgressPolicy.CreatePolicyRequest)
+        .addSuccess(EgressPolicy.EgressPolicy, { status: 201 })
+    )
+  )
+  .add(
+    commonErrors(
+      HttpApiEndpoint.get("retrieve")`/egress-policies/${HttpApiSchema.param("policy_id", Ids.EgressPolicyId)}`
+        .addSuccess(EgressPolicy.EgressPolicy)
+    )
+  )
+  .add(
+    commonErrors(
+      HttpApiEndpoint.patch("rename")`/egress-policies/${HttpApiSchema.param("policy_id", Ids.EgressPolicyId)}`
+        .setPayload(EgressPolicy.RenamePolicyRequest)
+        .addSuccess(EgressPolicy.EgressPolicy)
+    )
+  ) {}
+
+/** Boxes: create, read, upgrade, and the lifecycle operations named without a shape (docs/ASSUMPTIONS.md). */
+export class BoxesGroup extends HttpApiGroup.make("boxes")
+  .add(
+    commonErrors(
+      HttpApiEndpoint.post("create", "/boxes")
+        .setPayload(Box.CreateBoxRequest)
+        .setHeaders(IdempotentBoxHeaders)
+        .addSuccess(Box.CreateBoxResponse, { status: 201 })
+        .addError(Errors.Conflict)
+        .addError(Errors.IdempotentRequestInFlight)
+        .annotate(Idempotent, true)
+    )
+  )
+  .add(
+    commonErrors(
+      HttpApiEndpoint.get("retrieve")`/boxes/${BoxIdParam}`
+        .setHeaders(BoxHeaders)
+        .addSuccess(Box.Box)
+    )
+  )
+  .add(
+    commonErrors(
+      HttpApiEndpoint.post("upgrade")`/boxes/${BoxIdParam}/upgrade`
+        .setHeaders(IdempotentBoxHeaders)
+        .addSuccess(Box.UpgradeResult)
+        .addError(Errors.Conflict)
+        .addError(Errors.IdempotentRequestInFlight)
+        .annotate(Idempotent, true)
+    )
+  )
+  .add(
+    commonErrors(
+      HttpApiEndpoint.post("pause")`/boxes/${BoxIdParam}/pause`
+        .setHeaders(BoxHeaders)
+        .addSuccess(Box.Box)
+        .addError(Errors.Conflict)
+    )
+  )
+  .add(
+    commonErrors(
+      HttpApiEndpoint.post("resume")`/boxes/${BoxIdParam}/resume`
+        .setHeaders(BoxHeaders)
+        .addSuccess(Box.Box)
+        .addError(Errors.Conflict)
+    )
+  )
+  .add(
+    commonErrors(
+      HttpApiEndpoint.post("sleep")`/boxes/${BoxIdParam}/sleep`
+        .setHeaders(BoxHeaders)
+        .addSuccess(Box.Box)
+        .addError(Errors.Conflict)
+    )
+  )
+  .add(
+    commonErrors(
+      HttpApiEndpoint.post("terminate")`/boxes/${BoxIdParam}/terminate`
+        .setHeaders(BoxHeaders)
+        .addSuccess(Box.Box)
+    )
+  ) {}
+
+/** Exec: POST /boxes/{box_id}/exec/{exec_id}/resize (spec), with the `-` + `exec_request_id` form. */
+export class ExecGroup extends HttpApiGroup.make("exec")
+  .add(
+    commonErrors(
+      HttpApiEndpoint.post("resize")`/boxes/${BoxIdParam}/exec/${
+        HttpApiSchema.param("exec_id", Schema.String.pipe(Schema.minLength(1)))
+      }/resize`
+        .setUrlParams(Schema.Struct({
+          exec_request_id: Schema.optional(
+            Schema.String.pipe(Schema.minLength(1, { message: () => "exec_request_id must not be empty" }))
+          )
+        }))
+        .setHeaders(BoxHeaders)
+        .setPayload(Box.ResizeRequest)
+        .addSuccess(Box.EmptyObject)
+        .addError(Errors.IdempotentRequestInFlight)
+    )
+  ) {}
+
+/** Listeners: DELETE /boxes/{box_id}/listeners/{guest_port} (spec). Creator only: no owner override. */
+export class ListenersGroup extends HttpApiGroup.make("listeners")
+  .add(
+    commonErrors(
+      HttpApiEndpoint.del("unpublish")`/boxes/${BoxIdParam}/listeners/${
+        HttpApiSchema.param("guest_port", Schema.NumberFromString.pipe(Schema.compose(Box.GuestPort)))
+      }`
+        .setHeaders(BoxHeaders)
+        .addSuccess(Box.UnpublishResult)
+        .addError(Errors.Conflict)
+    )
+  ) {}
+
+/**
+ * Clipboard: PUT /boxes/{box_id}/clipboard (spec). The body is raw bytes; its Content-Type (`text/plain` or
+ * `image/*`) is the media type. The local service reads the bytes itself.
+ */
+export class ClipboardGroup extends HttpApiGroup.make("clipboard")
+  .add(
+    commonErrors(
+      HttpApiEndpoint.put("write")`/boxes/${BoxIdParam}/clipboard`
+        .setHeaders(BoxHeaders)
+        .setPayload(HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }))
+        .addSuccess(Box.EmptyObject)
+        .addError(Errors.Conflict)
+        .addError(Errors.NotImplemented)
+    )
+  ) {}
+
+const ResponseHeaders = Schema.Struct({
+  [IdempotencyKeyHeader]: Schema.optional(Schema.String),
+  [ModelResponse.completionWindowHeader]: Schema.optional(ModelResponse.CompletionWindow)
+})
+
+/** Model responses: POST /responses (spec) and GET /responses/{response_id} (named without a shape). */
+export class ResponsesGroup extends HttpApiGroup.make("responses")
+  .add(
+    commonErrors(
+      HttpApiEndpoint.post("create", "/responses")
+        .setPayload(ModelResponse.CreateResponseRequest)
+        .setHeaders(ResponseHeaders)
+        .addSuccess(ModelResponse.ModelResponse)
+        .addSuccess(ModelResponse.ModelResponse, { status: 202 })
+        .addError(Errors.Conflict)
+        .addError(Errors.IdempotentRequestInFlight)
+        .annotate(Idempotent, true)
+    )
+  )
+  .add(
+    commonErrors(
+      HttpApiEndpoint.get("retrieve")`/responses/${HttpApiSchema.param("response_id", Ids.ResponseId)}`
+        .addSuccess(ModelResponse.ModelResponse)
+    )
+  ) {}
+
+/** The whole contract, under the `/v1` version segment, every operation behind bearer authentication. */
+export class BoxServiceApi extends HttpApi.make("BoxService")
+  .add(AppsGroup)
+  .add(SecretsGroup)
+  .add(EgressPoliciesGroup)
+  .add(BoxesGroup)
+  .add(ExecGroup)
+  .add(ListenersGroup)
+  .add(ClipboardGroup)
+  .add(ResponsesGroup)
+  .middleware(Authorization)
+  .prefix("/v1")
+  .annotate(OpenApi.Title, "Box Service HTTP API")
+  .annotate(OpenApi.Version, apiVersion) {}
+
+/** The OpenAPI document of the contract. */
+export const openApiDocument = () => OpenApi.fromApi(BoxServiceApi)

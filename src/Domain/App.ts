@@ -1,0 +1,30 @@
+/**
+ * Apps: the group of the boxes of one workload. Every box creation needs an app id.
+ *
+ * Source: spec "Resources and their fields / App", "POST {api_url}/apps/find".
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { AppId } from "./Ids.js"
+
+/** The App object: `id` (`app_` + UUID), `name`, `created_at` (Unix timestamp, seconds). Source: spec App. */
+export class App extends Schema.Class<App>("App")({
+  id: AppId,
+  name: Schema.String,
+  created_at: Schema.Int
+}) {}
+
+/**
+ * Body of POST /apps/find: the app `name` (1 to 128 characters, assumption) and `mint_if_missing` (create the app
+ * when it does not exist, so the call is safe on every start). Source: spec "POST {api_url}/apps/find".
+ */
+export const FindAppRequest = Schema.Struct({
+  name: Schema.String.pipe(
+    Schema.minLength(1, { message: () => "name must not be empty" }),
+    Schema.maxLength(128, { message: () => "name must be at most 128 characters" })
+  ),
+  mint_if_missing: Schema.optional(Schema.Boolean)
+})
+/** Body of POST /apps/find. */
+export type FindAppRequest = typeof FindAppRequest.Type

@@ -1,0 +1,97 @@
+/**
+ * Egress policies: what a box may connect to and what happens to the HTTPS requests it sends.
+ *
+ * Source: spec "Resources and their fields / Egress policy", "PATCH {base_url}/egress-policies/{policy_id}", Limits.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { EgressPolicyId } from "./Ids.js"
+
+/** The largest encoded policy document, in bytes: 64 KiB (spec Limits). */
+export const maxDocumentBytes = 64 * 1024
+
+/**
+ * The policy document; every field optional. The contents of `rules` and `missing_alpn` are not shown by the spec:
+ * boxkit keeps them as JSON objects (docs/ASSUMPTIONS.md). At most 64 KiB encoded as JSON (UTF-8 bytes).
+ * The empty document `{}` allows every destination and applies no rules.
+ */
+export const PolicyDocument = Schema.Struct({
+  no_network: Schema.optional(Schema.Boolean),
+  allowlist: Schema.optional(Schema.Array(Schema.String)),
+  blocked: Schema.optional(Schema.Array(Schema.String)),
+  rules: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  missing_alpn: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}).pipe(
+  Schema.filter((document) =>
+    new TextEncoder().encode(JSON.stringify(document)).byteLength <= maxDocumentBytes ||
+    `document must be at most ${maxDocumentBytes} bytes (64 KiB) encoded`
+  )
+).annotations({ title: "PolicyDocument" })
+/** The policy document. */
+export type PolicyDocument = typeof PolicyDocument.Type
+
+/**
+ * True when a document uses secrets: its `rules` mention a `secret` key anywhere (docs/ASSUMPTIONS.md). Inline
+ * documents at box creation cannot (spec: Create a box, egress_policy).
+ */
+export const usesSecrets = (document: PolicyDocument): boolean => {
+  const visit = (value: unknown): boolean => {
+    if (Array.isArray(value)) return value.some(visit)
+    if (value !== null && typeof value === "object") {
+      return Object.entries(value).some(([key, inner]) => key === "secret" || key === "secrets" || visit(inner))
+    }
+    return false
+  }
+  return document.rules !== undefined && visit(document.rules)
+}
+
+/**
+ * The normalized form the service stores: destinations trimmed, lowercased, de-duplicated; `no_network` filled in
+ * (false). Same behaviour, possibly a different shape (spec: Egress policy rule 2).
+ */
+export const normalize = (document: PolicyDocument): PolicyDocument => {
+  const hosts = (list: ReadonlyArray<string> | undefined) =>
+    list === undefined ? undefined : Array.from(new Set(list.map((entry) => entry.trim().toLowerCase())))
+  return {
+    no_network: document.no_network ?? false,
+    ...(document.allowlist !== undefined ? { allowlist: hosts(document.allowlist) } : {}),
+    ...(document.blocked !== undefined ? { blocked: hosts(document.blocked) } : {}),
+    ...(document.rules !== undefined ? { rules: document.rules } : {}),
+    ...(document.missing_alpn !== undefined ? { missing_alpn: document.missing_alpn } : {})
+  }
+}
+
+/** True when `text` contains a control character (C0, DEL or C1), such as a tab or a line break. */
+export const hasControlCharacter = (text: string): boolean => /[\u0000-\u001f\u007f-\u009f]/.test(text)
+
+/**
+ * A policy name: 1 to 128 characters after surrounding whitespace is trimmed, with visible text, no tabs, line
+ * breaks or other control characters. Decoding trims. Source: spec PATCH egress policy, Limits.
+ */
+export const PolicyName = Schema.String.pipe(
+  Schema.filter((raw) => !hasControlCharacter(raw) || "name must not contain tabs, line breaks or control characters"),
+  Schema.compose(Schema.Trim),
+  Schema.filter((name) => name.length >= 1 || "name must contain visible text (1 to 128 characters after trimming)"),
+  Schema.filter((name) => name.length <= 128 || "name must be at most 128 characters after trimming")
+).annotations({ title: "PolicyName" })
+
+/** The Egress policy object. Source: spec Egress policy. `updated_at` is when the name last changed. */
+export class EgressPolicy extends Schema.Class<EgressPolicy>("EgressPolicy")({
+  id: EgressPolicyId,
+  org_id: Schema.String,
+  name: Schema.String,
+  document: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  created_at: Schema.String,
+  updated_at: Schema.String
+}) {}
+
+/** Body of PATCH /egress-policies/{policy_id}: the new `name` (required). */
+export const RenamePolicyRequest = Schema.Struct({ name: PolicyName })
+/** Body of PATCH /egress-policies/{policy_id}. */
+export type RenamePolicyRequest = typeof RenamePolicyRequest.Type
+
+/** Body of the create-policy operation (shape not shown by the spec; docs/ASSUMPTIONS.md). */
+export const CreatePolicyRequest = Schema.Struct({ name: PolicyName, document: PolicyDocument })
+/** Body of the create-policy operation. */
+export type CreatePolicyRequest = typeof CreatePolicyRequest.Type

@@ -1,0 +1,47 @@
+/**
+ * Secrets: organization values that egress policy rules can add to requests. A stored value is never returned.
+ *
+ * Source: spec "Resources and their fields / Secret", "GET {base_url}/secrets/{name}", "Limits" (Secret name).
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+/**
+ * A secret name: a letter or digit, then up to 127 letters, digits, underscores or dashes (at most 128 characters).
+ * Source: spec Secret.name and Limits.
+ */
+export const SecretName = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/, {
+    message: () =>
+      "secret name must start with a letter or digit, then only letters, digits, underscores or dashes, at most 128 characters"
+  })
+).annotations({ title: "SecretName" })
+
+/**
+ * The `name` path parameter of GET /secrets/{name}: optional surrounding whitespace (ignored), then a
+ * {@link SecretName}. Source: spec "GET {base_url}/secrets/{name}".
+ */
+export const SecretNameParam = Schema.compose(Schema.Trim, SecretName)
+
+/**
+ * The Secret object: exactly `org_id`, `name`, `created_at`, `updated_at` (date-time strings). No other properties
+ * appear; the value is never returned. Source: spec Secret.
+ */
+export class Secret extends Schema.Class<Secret>("Secret")({
+  org_id: Schema.String,
+  name: Schema.String,
+  created_at: Schema.String,
+  updated_at: Schema.String
+}) {}
+
+/**
+ * Body of the create-secret operation (`POST {base_url}/secrets`, shape not shown by the spec; docs/ASSUMPTIONS.md):
+ * a {@link SecretName} and its value, which is write-only. Creating an existing name replaces its value.
+ */
+export const CreateSecretRequest = Schema.Struct({
+  name: SecretName,
+  value: Schema.Redacted(Schema.String.pipe(Schema.maxLength(65536)))
+})
+/** Body of the create-secret operation. */
+export type CreateSecretRequest = typeof CreateSecretRequest.Type

@@ -1,0 +1,130 @@
+/**
+ * The simulated box runtime of the local service: boots boxes (`creating` → `running`, or `failed` with
+ * `error_message`), moves them between states, applies upgrades as the spec's States table says, and terminates boxes
+ * whose `max_lifetime_seconds` elapsed (checked periodically).
+ *
+ * Base images of the local runtime (docs/ASSUMPTIONS.md): `debian`, `ubuntu`, `alpine` boot normally;
+ * `boxkit/no-clipboard` boots without a clipboard (clipboard writes answer 501); `boxkit/ephemeral` boots without
+ * persistence (listener operations answer 409); `boxkit/fail-to-start` ends `failed` with an `error_message`.
+ *
+ * Source: spec "States and transitions", "Create a box" (max_lifetime_seconds), "POST .../upgrade".
+ *
+ * @since 0.1.0
+ */
+import { Clock, Context, Effect, Layer, Option, Ref, Schedule } from "effect"
+import { LocalServiceConfig } from "./LocalServiceConfig.js"
+import { Boxes, type BoxRecord, TcpAddresses } from "./Repositories.js"
+
+/** Base images the local runtime knows, with their capabilities. */
+export const baseImages: Readonly<Record<string, { clipboard: boolean; persistent: boolean; failsToStart: boolean }>> = {
+  debian: { clipboard: true, persistent: true, failsToStart: false },
+  ubuntu: { clipboard: true, persistent: true, failsToStart: false },
+  alpine: { clipboard: true, persistent: true, failsToStart: false },
+  "boxkit/no-clipboard": { clipboard: false, persistent: true, failsToStart: false },
+  "boxkit/ephemeral": { clipboard: true, persistent: false, failsToStart: false },
+  "boxkit/fail-to-start": { clipboard: true, persistent: true, failsToStart: true }
+}
+
+/** The error message of a box built from `boxkit/fail-to-start`. */
+export const failToStartMessage = "The guest failed to boot: the image boxkit/fail-to-start never starts (simulated)."
+
+/** The runtime of the local service. */
+export class BoxRuntime extends Context.Tag("boxkit/server/BoxRuntime")<BoxRuntime, {
+  /** The current runtime version (guest_schema_version) new boots use. */
+  readonly currentVersion: Effect.Effect<number>
+  /** Raises the current runtime version; boxes on an older one become "not current". */
+  readonly setCurrentVersion: (version: number) => Effect.Effect<void>
+  /** Starts booting a box in `creating`; it becomes `running` (or `failed`) after the boot delay. */
+  readonly boot: (boxId: string) => Effect.Effect<void>
+  /** A cold start of a paused or sleeping box, applying a recorded upgrade. */
+  readonly wake: (box: BoxRecord) => Effect.Effect<BoxRecord>
+  /** Terminates a box now, releasing its tcp addresses to the organization. None when it does not exist. */
+  readonly terminate: (boxId: string) => Effect.Effect<Option.Option<BoxRecord>>
+  /** Terminates every box whose lifetime has elapsed; returns how many. */
+  readonly expire: Effect.Effect<number>
+}>() {}
+
+const terminated = (box: BoxRecord): BoxRecord => ({ ...box, status: "terminated", clipboard: null, terminalSizes: {} })
+
+/** The runtime, with the periodic lifetime check running in the layer's scope. */
+export const layer = Layer.scoped(
+  BoxRuntime,
+  Effect.gen(function*() {
+    const config = yield* LocalServiceConfig
+    const boxes = yield* Boxes
+    const tcpAddresses = yield* TcpAddresses
+    const version = yield* Ref.make(config.initialGuestSchemaVersion)
+
+    const terminate = (boxId: string) =>
+      Effect.gen(function*() {
+        const before = yield* boxes.get(boxId)
+        const updated = yield* boxes.update(boxId, terminated)
+        if (Option.isSome(before) && before.value.status !== "terminated") {
+          for (const listener of before.value.listeners) {
+            if (listener.protocol === "tcp") yield* tcpAddresses.release(before.value.orgId, listener.address)
+          }
+        }
+        return updated
+      })
+
+    const boot = (boxId: string) =>
+      Effect.gen(function*() {
+        yield* Effect.sleep(config.bootDelay)
+        const current = yield* Ref.get(version)
+        yield* boxes.update(boxId, (box) => {
+          if (box.status !== "creating") return box
+          const image = baseImages[box.image.base ?? ""]
+          if (image?.failsToStart === true) return { ...box, status: "failed", errorMessage: failToStartMessage }
+          return { ...box, status: "running", guestSchemaVersion: current, bootCount: box.bootCount + 1 }
+        })
+      })
+
+    const expire = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const all = yield* boxes.list
+      let count = 0
+      for (const box of all) {
+        if (
+          box.maxLifetimeSeconds !== null && box.status !== "terminated" &&
+          now >= box.createdAtMillis + box.maxLifetimeSeconds * 1000
+        ) {
+          yield* terminate(box.id)
+          count++
+        }
+      }
+      return count
+    })
+
+    yield* expire.pipe(
+      Effect.repeat(Schedule.spaced(config.expiryCheckInterval)),
+      Effect.catchAllCause((cause) => Effect.logError("box lifetime check failed", cause)),
+      Effect.forkScoped
+    )
+
+    const scope = yield* Effect.scope
+    return {
+      currentVersion: Ref.get(version),
+      setCurrentVersion: (next) => Ref.set(version, next),
+      terminate,
+      boot: (boxId) => Effect.asVoid(Effect.forkIn(boot(boxId), scope)),
+      wake: (box) =>
+        Effect.gen(function*() {
+          const current = yield* Ref.get(version)
+          const updated = yield* boxes.update(box.id, (record) =>
+            record.pendingUpgrade
+              ? {
+                ...record,
+                status: "running",
+                pendingUpgrade: false,
+                guestSchemaVersion: current,
+                clipboard: null,
+                terminalSizes: {},
+                bootCount: record.bootCount + 1
+              }
+              : { ...record, status: "running" })
+          return Option.getOrElse(updated, () => box)
+        }),
+      expire
+    }
+  })
+)

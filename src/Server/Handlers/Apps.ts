@@ -1,0 +1,46 @@
+/**
+ * Handlers of the apps group: POST /apps/find with `mint_if_missing` (one app per name per organization).
+ *
+ * Source: spec "POST {api_url}/apps/find"; the answer for a missing app without mint_if_missing (404) is in
+ * docs/ASSUMPTIONS.md.
+ *
+ * @since 0.1.0
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { Clock, Effect, Option } from "effect"
+import * as ApiError from "../../ApiError.js"
+import { BoxServiceApi } from "../../Contract/Api.js"
+import { Principal } from "../../Contract/Principal.js"
+import { App } from "../../Domain/App.js"
+import { AppId, mint } from "../../Domain/Ids.js"
+import { actingOrganization } from "../BoxAccess.js"
+import { type AppRecord, Apps } from "../Repositories.js"
+
+/** The App object of a stored app. */
+export const toApp = (record: AppRecord): App =>
+  new App({ id: AppId.make(record.id), name: record.name, created_at: record.createdAt })
+
+/** The apps handlers. */
+export const layer = HttpApiBuilder.group(BoxServiceApi, "apps", (handlers) =>
+  Effect.gen(function*() {
+    const apps = yield* Apps
+    return handlers.handle("find", ({ payload }) =>
+      Effect.gen(function*() {
+        const orgId = yield* actingOrganization(yield* Principal)
+        const existing = yield* apps.findByName(orgId, payload.name)
+        if (Option.isSome(existing)) return toApp(existing.value)
+        if (payload.mint_if_missing !== true) {
+          return yield* Effect.fail(ApiError.make.notFound(
+            `No app named ${JSON.stringify(payload.name)}; send mint_if_missing: true to create it.`,
+            "name"
+          ))
+        }
+        const createdAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        return toApp(yield* apps.findOrCreate(orgId, payload.name, () => ({
+          id: mint("app_"),
+          orgId,
+          name: payload.name,
+          createdAt
+        })))
+      }))
+  }))

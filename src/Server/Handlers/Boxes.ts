@@ -1,0 +1,243 @@
+/**
+ * Handlers of the boxes group: create (every field rule of the spec), read, upgrade by state, and the lifecycle
+ * operations pause, resume, sleep and terminate.
+ *
+ * Source: spec "Create a box", "POST {base_url}/boxes/{box_id}/upgrade", "States and transitions", "Authentication"
+ * 2, 3, 7. Paths and the lifecycle operations' shapes: docs/ASSUMPTIONS.md.
+ *
+ * @since 0.1.0
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { Clock, Effect, Option } from "effect"
+import * as ApiError from "../../ApiError.js"
+import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
+import { Principal } from "../../Contract/Principal.js"
+import * as Box from "../../Domain/Box.js"
+import { usesSecrets } from "../../Domain/EgressPolicy.js"
+import { AppId, BoxId, mint } from "../../Domain/Ids.js"
+import { operableBox, requireOrganization } from "../BoxAccess.js"
+import { baseImages, BoxRuntime } from "../BoxRuntime.js"
+import { Apps, type BoxRecord, Boxes, EgressPolicies, type ListenerRecord, TcpAddresses } from "../Repositories.js"
+
+/** The box record as the API returns it. */
+export const toBox = (record: BoxRecord): Box.Box =>
+  new Box.Box({
+    box_id: BoxId.make(record.id),
+    status: record.status,
+    ...(record.errorMessage !== undefined ? { error_message: record.errorMessage } : {}),
+    name: record.name,
+    app_id: AppId.make(record.appId),
+    size: record.size,
+    vcpus: record.vcpus,
+    memory_limit_gib: record.memoryLimitGib,
+    state_disk_limit_gib: record.stateDiskLimitGib,
+    max_lifetime_seconds: record.maxLifetimeSeconds,
+    visibility: record.visibility,
+    egress_policy: record.egressPolicy as Box.Box["egress_policy"],
+    listeners: record.listeners.map(({ address, guest_port, protocol }) => ({ address, guest_port, protocol })),
+    guest_schema_version: record.guestSchemaVersion,
+    created_at: new Date(record.createdAtMillis).toISOString()
+  })
+
+/** The public address of an http listener (docs/ASSUMPTIONS.md). */
+export const httpAddress = (boxId: string, port: number) => `https://${port}-${boxId.slice(3)}.boxes.localhost`
+
+let nextTcpPort = 20000
+/** A fresh tcp address for an organization's pool. */
+export const mintTcpAddress = () => `tcp.boxes.localhost:${nextTcpPort++}`
+
+const conflict = (message: string) => ApiError.make.conflict(message, "failed_precondition")
+
+/** The boxes handlers. */
+export const layer = HttpApiBuilder.group(BoxServiceApi, "boxes", (handlers) =>
+  Effect.gen(function*() {
+    const boxes = yield* Boxes
+    const apps = yield* Apps
+    const policies = yield* EgressPolicies
+    const tcpAddresses = yield* TcpAddresses
+    const runtime = yield* BoxRuntime
+
+    const create = (payload: Box.CreateBoxRequest) =>
+      Effect.gen(function*() {
+        const principal = yield* Principal
+        const orgId = yield* requireOrganization(principal)
+        const visibility = payload.visibility ?? "org"
+        if (visibility === "private" && principal.userId === null) {
+          return yield* Effect.fail(ApiError.make.permission("Creating a private box needs a user-scoped API key."))
+        }
+        const app = yield* apps.get(orgId, payload.app_id)
+        if (Option.isNone(app)) {
+          return yield* Effect.fail(ApiError.make.notFound(`No app ${payload.app_id} in this organization.`, "app_id"))
+        }
+        if (Box.needsImageBuild(payload.image)) {
+          return yield* Effect.fail(ApiError.make.invalidRequest(
+            "This image requires an image build first (build steps, environment variables, a Python version, " +
+              "systemd, a registry image or a Dockerfile); building needs an SDK or the command-line tool.",
+            "image"
+          ))
+        }
+        const image = baseImages[payload.image.base ?? ""]
+        if (image === undefined) {
+          return yield* Effect.fail(ApiError.make.invalidRequest(
+            `Unknown base image ${JSON.stringify(payload.image.base)}; the local service knows ${
+              Object.keys(baseImages).join(", ")
+            }.`,
+            "image.base"
+          ))
+        }
+        let egressPolicy: BoxRecord["egressPolicy"] = null
+        if (typeof payload.egress_policy === "string") {
+          const saved = yield* policies.get(orgId, payload.egress_policy)
+          if (Option.isNone(saved)) {
+            return yield* Effect.fail(
+              ApiError.make.notFound(`No egress policy ${payload.egress_policy} in this organization.`, "egress_policy")
+            )
+          }
+          if (saved.value.document.no_network === true && (payload.ingress_ports?.length ?? 0) > 0) {
+            return yield* Effect.fail(ApiError.make.invalidRequest(
+              "The egress policy sets no_network: true, which cannot be combined with ingress_ports.",
+              "ingress_ports"
+            ))
+          }
+          egressPolicy = payload.egress_policy
+        } else if (payload.egress_policy !== undefined) {
+          if (usesSecrets(payload.egress_policy)) {
+            return yield* Effect.fail(ApiError.make.invalidRequest(
+              "An inline egress policy cannot use secrets; save it as a policy first and pass its id.",
+              "egress_policy.rules"
+            ))
+          }
+          egressPolicy = payload.egress_policy
+        }
+        const ports = new Set<number>()
+        for (const [index, port] of (payload.ingress_ports ?? []).entries()) {
+          if (ports.has(port.guest_port)) {
+            return yield* Effect.fail(ApiError.make.invalidRequest(
+              `guest_port ${port.guest_port} is listed twice.`,
+              `ingress_ports[${index}].guest_port`
+            ))
+          }
+          ports.add(port.guest_port)
+        }
+        const boxId = mint<string>("sb_")
+        const listeners: Array<ListenerRecord> = []
+        for (const port of payload.ingress_ports ?? []) {
+          listeners.push({
+            guest_port: port.guest_port,
+            protocol: port.protocol ?? "http",
+            address: port.protocol === "tcp"
+              ? yield* tcpAddresses.take(orgId, mintTcpAddress)
+              : httpAddress(boxId, port.guest_port),
+            customDomains: []
+          })
+        }
+        const resources = Box.resolveResources(payload)
+        const record: BoxRecord = {
+          id: boxId,
+          orgId,
+          creatorKeyId: principal.keyId,
+          creatorUserId: principal.userId,
+          name: payload.name,
+          appId: payload.app_id,
+          image: payload.image,
+          size: resources.size,
+          vcpus: resources.vcpus,
+          memoryLimitGib: resources.memory_limit_gib,
+          stateDiskLimitGib: resources.state_disk_limit_gib,
+          maxLifetimeSeconds: payload.max_lifetime_seconds ?? null,
+          visibility,
+          egressPolicy,
+          listeners,
+          status: "creating",
+          errorMessage: undefined,
+          guestSchemaVersion: null,
+          pendingUpgrade: false,
+          createdAtMillis: yield* Clock.currentTimeMillis,
+          persistent: image.persistent,
+          hasClipboard: image.clipboard,
+          clipboard: null,
+          terminalSizes: {},
+          bootCount: 0
+        }
+        yield* boxes.insert(record)
+        yield* runtime.boot(boxId)
+        return { box_id: BoxId.make(boxId), status: record.status }
+      })
+
+    const upgrade = (boxId: string, reason: string | undefined) =>
+      Effect.gen(function*() {
+        const box = yield* operableBox(yield* Principal, boxId, "upgrade", reason)
+        const current = yield* runtime.currentVersion
+        const result = (record: BoxRecord, applied: boolean): Box.UpgradeResult => ({
+          box_id: BoxId.make(record.id),
+          status: record.status,
+          applied,
+          ...(applied && record.guestSchemaVersion !== null ? { guest_schema_version: record.guestSchemaVersion } : {})
+        })
+        if (box.guestSchemaVersion === null || box.guestSchemaVersion === current) {
+          // Already current, or not booted yet (it will boot on the current runtime): nothing left to apply.
+          return result(box, true)
+        }
+        switch (box.status) {
+          case "running": {
+            const restarted = yield* boxes.update(box.id, (record) => ({
+              ...record,
+              guestSchemaVersion: current,
+              pendingUpgrade: false,
+              clipboard: null,
+              terminalSizes: {},
+              bootCount: record.bootCount + 1
+            }))
+            return result(Option.getOrElse(restarted, () => box), true)
+          }
+          case "paused":
+          case "sleeping": {
+            const recorded = yield* boxes.update(box.id, (record) => ({ ...record, pendingUpgrade: true }))
+            return result(Option.getOrElse(recorded, () => box), false)
+          }
+          default:
+            return yield* Effect.fail(conflict(`Box ${box.id} is ${box.status}; it cannot be upgraded.`))
+        }
+      })
+
+    const transition = (
+      boxId: string,
+      reason: string | undefined,
+      operation: "pause" | "resume" | "sleep"
+    ) =>
+      Effect.gen(function*() {
+        const box = yield* operableBox(yield* Principal, boxId, operation, reason)
+        if (operation === "resume") {
+          if (box.status === "running") return toBox(box)
+          if (box.status !== "paused" && box.status !== "sleeping") {
+            return yield* Effect.fail(conflict(`Box ${box.id} is ${box.status}; only a paused or sleeping box resumes.`))
+          }
+          return toBox(yield* runtime.wake(box))
+        }
+        const target = operation === "pause" ? "paused" : "sleeping"
+        if (box.status === target) return toBox(box)
+        if (box.status !== "running") {
+          return yield* Effect.fail(conflict(`Box ${box.id} is ${box.status}; only a running box can ${operation}.`))
+        }
+        const updated = yield* boxes.update(box.id, (record) => ({ ...record, status: target }))
+        return toBox(Option.getOrElse(updated, () => box))
+      })
+
+    return handlers
+      .handle("create", ({ payload }) => create(payload))
+      .handle("retrieve", ({ headers, path }) =>
+        Principal.pipe(
+          Effect.flatMap((principal) => operableBox(principal, path.box_id, "read", headers[OwnerOverrideHeader])),
+          Effect.map(toBox)
+        ))
+      .handle("upgrade", ({ headers, path }) => upgrade(path.box_id, headers[OwnerOverrideHeader]))
+      .handle("pause", ({ headers, path }) => transition(path.box_id, headers[OwnerOverrideHeader], "pause"))
+      .handle("resume", ({ headers, path }) => transition(path.box_id, headers[OwnerOverrideHeader], "resume"))
+      .handle("sleep", ({ headers, path }) => transition(path.box_id, headers[OwnerOverrideHeader], "sleep"))
+      .handle("terminate", ({ headers, path }) =>
+        Effect.gen(function*() {
+          const box = yield* operableBox(yield* Principal, path.box_id, "terminate", headers[OwnerOverrideHeader])
+          const terminated = yield* runtime.terminate(box.id)
+          return toBox(Option.getOrElse(terminated, () => box))
+        }))
+  }))

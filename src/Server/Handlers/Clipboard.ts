@@ -1,0 +1,60 @@
+/**
+ * Handlers of the clipboard group: PUT /boxes/{box_id}/clipboard places the raw body on the box clipboard.
+ * Content-Type must be `text/plain` or `image/*` (parameters such as charset ignored); a guest image without a
+ * clipboard answers 501 `not_implemented_error` `unimplemented`; a box that is not running answers 409.
+ *
+ * Source: spec "PUT {base_url}/boxes/{box_id}/clipboard"; when a box accepts a write and the size limit are not
+ * shown (docs/ASSUMPTIONS.md: running boxes only; at most 8 MiB).
+ *
+ * @since 0.1.0
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import * as ApiError from "../../ApiError.js"
+import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
+import { Principal } from "../../Contract/Principal.js"
+import { operableBox } from "../BoxAccess.js"
+import { Boxes } from "../Repositories.js"
+
+/** The largest clipboard write, in bytes: 8 MiB (docs/ASSUMPTIONS.md). */
+export const maxClipboardBytes = 8 * 1024 * 1024
+
+/** The media type of a Content-Type header without parameters, lowercased; None for types the clipboard refuses. */
+export const clipboardMediaType = (contentType: string | undefined): string | undefined => {
+  const mediaType = (contentType ?? "").split(";")[0].trim().toLowerCase()
+  return mediaType === "text/plain" || /^image\/[a-z0-9.+-]+$/.test(mediaType) ? mediaType : undefined
+}
+
+/** The clipboard handlers. */
+export const layer = HttpApiBuilder.group(BoxServiceApi, "clipboard", (handlers) =>
+  Effect.gen(function*() {
+    const boxes = yield* Boxes
+    return handlers.handleRaw("write", ({ headers, path, request }) =>
+      Effect.gen(function*() {
+        const mediaType = clipboardMediaType(request.headers["content-type"])
+        if (mediaType === undefined) {
+          return yield* Effect.fail(ApiError.make.invalidRequest(
+            "Content-Type must be text/plain or an image/* type.",
+            "Content-Type"
+          ))
+        }
+        const box = yield* operableBox(yield* Principal, path.box_id, "write the clipboard of", headers[OwnerOverrideHeader])
+        if (!box.hasClipboard) {
+          return yield* Effect.fail(ApiError.make.notImplemented("The guest image of this box has no clipboard."))
+        }
+        if (box.status !== "running") {
+          return yield* Effect.fail(ApiError.make.conflict(
+            `Box ${box.id} is ${box.status}; the clipboard takes writes only while the box is running.`,
+            "failed_precondition"
+          ))
+        }
+        const bytes = new Uint8Array(yield* Effect.orDie(request.arrayBuffer))
+        if (bytes.byteLength > maxClipboardBytes) {
+          return yield* Effect.fail(ApiError.make.invalidRequest(
+            `Clipboard body too large: ${bytes.byteLength} bytes; the maximum is ${maxClipboardBytes} bytes.`
+          ))
+        }
+        yield* boxes.update(box.id, (record) => ({ ...record, clipboard: { mediaType, bytes } }))
+        return {}
+      }))
+  }))

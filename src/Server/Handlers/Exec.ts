@@ -1,0 +1,43 @@
+/**
+ * Handlers of the exec group: POST /boxes/{box_id}/exec/{exec_id}/resize. The `-` path form takes the complete exec
+ * id from `exec_request_id`. An unknown exec, or one without a terminal, is a no-op; the answer is `{}`.
+ *
+ * Source: spec "POST {base_url}/boxes/{box_id}/exec/{exec_id}/resize".
+ *
+ * @since 0.1.0
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import * as ApiError from "../../ApiError.js"
+import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
+import { Principal } from "../../Contract/Principal.js"
+import { operableBox } from "../BoxAccess.js"
+import { Boxes } from "../Repositories.js"
+
+/** The exec handlers. */
+export const layer = HttpApiBuilder.group(BoxServiceApi, "exec", (handlers) =>
+  Effect.gen(function*() {
+    const boxes = yield* Boxes
+    return handlers.handle("resize", ({ headers, path, payload, urlParams }) =>
+      Effect.gen(function*() {
+        let execId = path.exec_id
+        if (execId === "-") {
+          if (urlParams.exec_request_id === undefined) {
+            return yield* Effect.fail(ApiError.make.invalidRequest(
+              "exec_request_id is required when the path's exec_id is -.",
+              "exec_request_id"
+            ))
+          }
+          execId = urlParams.exec_request_id
+        }
+        const box = yield* operableBox(yield* Principal, path.box_id, "resize an exec of", headers[OwnerOverrideHeader])
+        // Only execs with a terminal have a size to set; any other id (unknown, or without a terminal) is a no-op.
+        if (execId in box.terminalSizes) {
+          yield* boxes.update(box.id, (record) => ({
+            ...record,
+            terminalSizes: { ...record.terminalSizes, [execId]: { cols: payload.cols, rows: payload.rows } }
+          }))
+        }
+        return {}
+      }))
+  }))

@@ -1,0 +1,41 @@
+/**
+ * Handlers of the secrets group: GET /secrets/{name} (metadata only, never the value) and POST /secrets.
+ *
+ * Source: spec "GET {base_url}/secrets/{name}", "Secret"; create is named without a shape (docs/ASSUMPTIONS.md).
+ *
+ * @since 0.1.0
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { DateTime, Effect, Option } from "effect"
+import * as ApiError from "../../ApiError.js"
+import { BoxServiceApi } from "../../Contract/Api.js"
+import { Principal } from "../../Contract/Principal.js"
+import { Secret } from "../../Domain/Secret.js"
+import { requireOrganization } from "../BoxAccess.js"
+import { type SecretRecord, Secrets } from "../Repositories.js"
+
+/** The Secret object of a stored secret: exactly its four fields, never the value. */
+export const toSecret = (record: SecretRecord): Secret =>
+  new Secret({ org_id: record.orgId, name: record.name, created_at: record.createdAt, updated_at: record.updatedAt })
+
+/** The secrets handlers. */
+export const layer = HttpApiBuilder.group(BoxServiceApi, "secrets", (handlers) =>
+  Effect.gen(function*() {
+    const secrets = yield* Secrets
+    return handlers
+      .handle("retrieve", ({ path }) =>
+        Effect.gen(function*() {
+          const orgId = yield* requireOrganization(yield* Principal)
+          const found = yield* secrets.get(orgId, path.name)
+          if (Option.isNone(found)) {
+            return yield* Effect.fail(ApiError.make.notFound(`No secret named ${path.name} in this organization.`))
+          }
+          return toSecret(found.value)
+        }))
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          const orgId = yield* requireOrganization(yield* Principal)
+          const now = DateTime.formatIso(yield* DateTime.now)
+          return toSecret(yield* secrets.put(orgId, payload.name, payload.value, now))
+        }))
+  }))

@@ -1,0 +1,293 @@
+/**
+ * The local box service: the contract's handlers, the request pipeline, the simulated runtime, the Responses engine,
+ * webhooks and the inspection routes, composed into layers, and served over HTTP with `@effect/platform-node`.
+ *
+ * Routes outside `/v1` (docs/ASSUMPTIONS.md): `GET /openapi.json` (the contract's OpenAPI document),
+ * `GET /_local/state` (the whole state as JSON, without secret values) and `POST /_local/runtime`
+ * (`{"guest_schema_version": N}` raises the current runtime version); the `/_local` routes answer only on the
+ * loopback interface unless `exposeLocalRoutes` is set.
+ *
+ * @since 0.1.0
+ */
+import {
+  HttpApiBuilder,
+  HttpApp,
+  HttpServer,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
+import { Clock, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
+import { createServer } from "node:http"
+import * as ApiError from "../ApiError.js"
+import { Authorization, BoxServiceApi, openApiDocument } from "../Contract/Api.js"
+import { currentPrincipal } from "../Contract/Principal.js"
+import { normalize, PolicyDocument } from "../Domain/EgressPolicy.js"
+import * as BoxRuntime from "./BoxRuntime.js"
+import * as ErrorResponse from "./ErrorResponse.js"
+import * as AppsHandlers from "./Handlers/Apps.js"
+import * as BoxesHandlers from "./Handlers/Boxes.js"
+import * as ClipboardHandlers from "./Handlers/Clipboard.js"
+import * as EgressPoliciesHandlers from "./Handlers/EgressPolicies.js"
+import * as ExecHandlers from "./Handlers/Exec.js"
+import * as ListenersHandlers from "./Handlers/Listeners.js"
+import * as ResponsesHandlers from "./Handlers/Responses.js"
+import * as SecretsHandlers from "./Handlers/Secrets.js"
+import * as Idempotency from "./Idempotency.js"
+import * as LanguageModel from "./LanguageModel.js"
+import { LocalServiceConfig, type LocalServiceSettings } from "./LocalServiceConfig.js"
+import * as Repositories from "./Repositories.js"
+import * as RequestPipeline from "./RequestPipeline.js"
+import * as ResponseEngine from "./ResponseEngine.js"
+import type * as Seed from "./Seed.js"
+import * as WebhookDelivery from "./WebhookDelivery.js"
+
+/** Hands the caller resolved by the request pipeline to handlers (the contract's bearer middleware). */
+const authorizationLayer = Layer.succeed(Authorization, {
+  bearer: () =>
+    Effect.flatMap(FiberRef.get(currentPrincipal), (principal) =>
+      principal !== undefined ? Effect.succeed(principal) : Effect.fail(ApiError.make.authentication()))
+})
+
+/** Turns every failure inside the contract's app into the error envelope (once, here). */
+const errorEnvelopeLayer = HttpApiBuilder.middleware((app) =>
+  Effect.catchAllCause(app, (cause) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => ErrorResponse.fromCause(cause, request)))
+)
+
+/** The contract with every group's handlers. */
+const apiLayer = HttpApiBuilder.api(BoxServiceApi).pipe(
+  Layer.provide([
+    AppsHandlers.layer,
+    SecretsHandlers.layer,
+    EgressPoliciesHandlers.layer,
+    BoxesHandlers.layer,
+    ExecHandlers.layer,
+    ListenersHandlers.layer,
+    ClipboardHandlers.layer,
+    ResponsesHandlers.layer,
+    authorizationLayer
+  ])
+)
+
+/** Loads a seed into the repositories. Organizations without `created_at` are created now. */
+export const applySeed = (seed: Seed.Seed) =>
+  Effect.gen(function*() {
+    const identity = yield* Repositories.Identity
+    const secrets = yield* Repositories.Secrets
+    const policies = yield* Repositories.EgressPolicies
+    const apps = yield* Repositories.Apps
+    const now = yield* Clock.currentTimeMillis
+    const iso = new Date(now).toISOString()
+    for (const organization of seed.organizations) {
+      yield* identity.addOrganization({
+        id: organization.id,
+        credits: organization.credits,
+        createdAtMillis: organization.created_at !== undefined ? Date.parse(organization.created_at) : now
+      })
+    }
+    for (const user of seed.users) yield* identity.addUser({ id: user.id, orgId: user.org_id, admin: user.admin })
+    for (const key of seed.api_keys) {
+      yield* identity.addKey(Redacted.make(key.key), { orgId: key.org_id ?? null, userId: key.user_id ?? null })
+    }
+    for (const secret of seed.secrets) yield* secrets.put(secret.org_id, secret.name, Redacted.make(secret.value), iso)
+    for (const policy of seed.egress_policies) {
+      const document = yield* Schema.decodeUnknown(PolicyDocument)(policy.document).pipe(Effect.orDie)
+      yield* policies.insert({
+        id: policy.id,
+        orgId: policy.org_id,
+        name: policy.name,
+        document: normalize(document),
+        createdAt: iso,
+        updatedAt: iso
+      })
+    }
+    for (const app of seed.apps) {
+      yield* apps.findOrCreate(app.org_id, app.name, () => ({
+        id: app.id,
+        orgId: app.org_id,
+        name: app.name,
+        createdAt: Math.floor(now / 1000)
+      }))
+    }
+  })
+
+/** The state as `GET /_local/state` shows it: no secret values, no API keys, no webhook tokens. */
+export const inspectState = Effect.gen(function*() {
+  const identity = yield* Repositories.Identity
+  const boxes = yield* Repositories.Boxes
+  const apps = yield* Repositories.Apps
+  const policies = yield* Repositories.EgressPolicies
+  const logs = yield* Repositories.Logs
+  const responses = yield* Repositories.Responses
+  const idempotency = yield* Idempotency.IdempotencyStore
+  const runtime = yield* BoxRuntime.BoxRuntime
+  const admission = yield* RequestPipeline.Admission
+  return {
+    guest_schema_version: yield* runtime.currentVersion,
+    in_flight: yield* admission.inFlight,
+    draining: yield* admission.isDraining,
+    idempotency_keys: yield* idempotency.size,
+    organizations: (yield* identity.organizations).map((organization) => ({
+      id: organization.id,
+      credits: organization.credits,
+      created_at: new Date(organization.createdAtMillis).toISOString()
+    })),
+    boxes: (yield* boxes.list).map((box) => ({
+      id: box.id,
+      org_id: box.orgId,
+      name: box.name,
+      app_id: box.appId,
+      status: box.status,
+      error_message: box.errorMessage ?? null,
+      visibility: box.visibility,
+      guest_schema_version: box.guestSchemaVersion,
+      pending_upgrade: box.pendingUpgrade,
+      boot_count: box.bootCount,
+      listeners: box.listeners,
+      clipboard: box.clipboard === null ? null : { media_type: box.clipboard.mediaType, bytes: box.clipboard.bytes.byteLength },
+      created_at: new Date(box.createdAtMillis).toISOString(),
+      max_lifetime_seconds: box.maxLifetimeSeconds
+    })),
+    apps: (yield* apps.list).map((app) => ({ id: app.id, org_id: app.orgId, name: app.name, created_at: app.createdAt })),
+    egress_policies: (yield* policies.list).map((policy) => ({
+      id: policy.id,
+      org_id: policy.orgId,
+      name: policy.name,
+      document: policy.document,
+      created_at: policy.createdAt,
+      updated_at: policy.updatedAt
+    })),
+    responses: (yield* responses.list).map((record) => ({
+      id: record.id,
+      org_id: record.orgId,
+      status: record.object.status,
+      webhook: record.webhookUrl !== null,
+      first_delivered_at: record.firstDeliveredAtMillis === null ? null : new Date(record.firstDeliveredAtMillis).toISOString()
+    })),
+    audit_log: yield* logs.auditLog,
+    webhook_deliveries: yield* logs.deliveries
+  }
+})
+
+const isLoopback = (address: Option.Option<string>) =>
+  Option.match(address, {
+    onNone: () => false,
+    onSome: (value) => value === "::1" || value.startsWith("127.") || value.startsWith("::ffff:127.")
+  })
+
+const RuntimeVersionBody = Schema.Struct({ guest_schema_version: Schema.Int.pipe(Schema.positive()) })
+
+/** Options of the HTTP app beyond the service settings. */
+export interface AppOptions {
+  /** Serve `/_local/*` to any address, not only loopback (default false). */
+  readonly exposeLocalRoutes?: boolean
+}
+
+/**
+ * The whole HTTP app: `/v1` through the request pipeline into the contract, plus `/openapi.json` and `/_local/*`.
+ */
+export const makeApp = (options: AppOptions = {}) =>
+  Effect.gen(function*() {
+    const apiApp = yield* HttpApiBuilder.httpApp
+    const pipeline = yield* RequestPipeline.make
+    const context = yield* Effect.context<
+      | Repositories.Identity
+      | Repositories.Boxes
+      | Repositories.Apps
+      | Repositories.EgressPolicies
+      | Repositories.Logs
+      | Repositories.Responses
+      | Idempotency.IdempotencyStore
+      | BoxRuntime.BoxRuntime
+      | RequestPipeline.Admission
+    >()
+    const runtime = yield* BoxRuntime.BoxRuntime
+    const v1 = pipeline(apiApp)
+    const openApi = HttpServerResponse.unsafeJson(openApiDocument())
+    const local = (request: HttpServerRequest.HttpServerRequest, path: string) =>
+      Effect.gen(function*() {
+        if (options.exposeLocalRoutes !== true && !isLoopback(request.remoteAddress)) {
+          return ErrorResponse.fromApiError(ApiError.make.notFound("Local routes are served on loopback only."))
+        }
+        if (path === "/_local/state" && request.method === "GET") {
+          return HttpServerResponse.unsafeJson(yield* Effect.provide(inspectState, context))
+        }
+        if (path === "/_local/runtime" && request.method === "POST") {
+          const body = yield* Effect.either(HttpServerRequest.schemaBodyJson(RuntimeVersionBody))
+          if (body._tag === "Left") {
+            return ErrorResponse.fromApiError(ApiError.make.invalidRequest(
+              "Body must be {\"guest_schema_version\": N} with N a positive integer.",
+              "guest_schema_version"
+            ))
+          }
+          yield* runtime.setCurrentVersion(body.right.guest_schema_version)
+          return HttpServerResponse.unsafeJson({ guest_schema_version: body.right.guest_schema_version })
+        }
+        return ErrorResponse.fromApiError(ApiError.make.notFound(`No local route ${request.method} ${path}.`))
+      })
+    const app: HttpApp.Default<never, HttpServerRequest.HttpServerRequest> = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const path = request.url.split("?")[0]
+      if (path === "/openapi.json") return openApi
+      if (path.startsWith("/_local/")) return yield* local(request, path)
+      return yield* v1
+    }).pipe(Effect.catchAllCause((cause) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => ErrorResponse.fromCause(cause, request))
+    )) as any
+    return app
+  })
+
+/**
+ * Every service of the local box service, seeded, without the HTTP server. Needs an `HttpClient` for webhooks.
+ * Background fibers (boots, lifetime checks, background responses, deliveries) live in the layer's scope.
+ */
+export const layerServices = (seed: Seed.Seed, settings: Partial<LocalServiceSettings> = {}) => {
+  const config = LocalServiceConfig.layer(settings)
+  const repositories = Layer.effectDiscard(applySeed(seed)).pipe(Layer.provideMerge(Repositories.layerMemory))
+  const runtime = BoxRuntime.layer.pipe(Layer.provideMerge(repositories))
+  const webhooks = WebhookDelivery.layer().pipe(Layer.provide(repositories))
+  const engine = ResponseEngine.layer.pipe(Layer.provide([webhooks, LanguageModel.localLayer, repositories]))
+  return Layer.mergeAll(
+    runtime,
+    engine,
+    Idempotency.layerMemory,
+    RequestPipeline.admissionLayer
+  ).pipe(Layer.provideMerge(config))
+}
+
+/** Serves the local service on the `HttpServer` in context. */
+export const layerHttp = (options: AppOptions = {}) =>
+  Layer.scopedDiscard(
+    Effect.gen(function*() {
+      const app = yield* makeApp(options)
+      yield* HttpServer.serveEffect(app)
+    })
+  ).pipe(
+    Layer.provide(apiLayer),
+    Layer.provide(errorEnvelopeLayer),
+    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer])
+  )
+
+/** Where to listen. Port 0 picks a free port. */
+export interface ListenOptions {
+  readonly host?: string
+  readonly port?: number
+}
+
+/**
+ * The complete local service on Node: HTTP server on `host`:`port` (default 127.0.0.1, port 0), webhooks over
+ * undici, every service seeded from `seed`. Its `HttpServer` is in the output, so its address can be read.
+ */
+export const layerNode = (
+  seed: Seed.Seed,
+  options: ListenOptions & AppOptions & { readonly settings?: Partial<LocalServiceSettings> } = {}
+) =>
+  layerHttp(options).pipe(
+    Layer.provideMerge(layerServices(seed, options.settings)),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: options.host ?? "127.0.0.1", port: options.port ?? 0 })),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+
+/** The base URL (`http://HOST:PORT/v1`) of the `HttpServer` in context. */
+export const baseUrl = HttpServer.addressFormattedWith((address) => Effect.succeed(`${address}/v1`))

@@ -1,0 +1,370 @@
+/**
+ * The local service's state, behind repository services. Handlers only see these interfaces; the in-memory
+ * implementations here are the default, and a durable store slots in by providing other layers for the same tags.
+ *
+ * Every method is atomic with respect to the others (JavaScript runs one at a time and these never yield inside).
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { createHash } from "node:crypto"
+import type { ImageSpec, Listener } from "../Domain/Box.js"
+import type { PolicyDocument } from "../Domain/EgressPolicy.js"
+import type { ModelResponse } from "../Domain/ModelResponse.js"
+
+/** An organization: `credits` false answers 402; `createdAtMillis` (Unix ms) decides the new-organization cap. */
+export interface OrganizationRecord {
+  readonly id: string
+  readonly credits: boolean
+  readonly createdAtMillis: number
+}
+
+/** A user of an organization. */
+export interface UserRecord {
+  readonly id: string
+  readonly orgId: string
+  readonly admin: boolean
+}
+
+/**
+ * An API key: `keyId` is a SHA-256 prefix of the key (never the key itself); `orgId` null means not
+ * organization-scoped; `userId` set means user-scoped.
+ */
+export interface ApiKeyRecord {
+  readonly keyId: string
+  readonly orgId: string | null
+  readonly userId: string | null
+}
+
+/** Organizations, users and API keys. */
+export class Identity extends Context.Tag("boxkit/server/Identity")<Identity, {
+  /** The record of an API key, found by the key itself. */
+  readonly findKey: (key: Redacted.Redacted<string>) => Effect.Effect<Option.Option<ApiKeyRecord>>
+  readonly organization: (id: string) => Effect.Effect<Option.Option<OrganizationRecord>>
+  readonly user: (id: string) => Effect.Effect<Option.Option<UserRecord>>
+  readonly organizations: Effect.Effect<ReadonlyArray<OrganizationRecord>>
+  readonly addOrganization: (record: OrganizationRecord) => Effect.Effect<void>
+  readonly addUser: (record: UserRecord) => Effect.Effect<void>
+  readonly addKey: (key: Redacted.Redacted<string>, record: Omit<ApiKeyRecord, "keyId">) => Effect.Effect<ApiKeyRecord>
+}>() {}
+
+/** The non-reversible id of an API key: the first 16 hex digits of its SHA-256. */
+export const keyIdOf = (key: Redacted.Redacted<string>): string =>
+  Array.from(new Uint8Array(sha256(Redacted.value(key)))).slice(0, 8).map((byte) => byte.toString(16).padStart(2, "0"))
+    .join("")
+
+const sha256 = (text: string): Buffer => createHash("sha256").update(text).digest()
+
+/** An app: `createdAt` in Unix seconds. */
+export interface AppRecord {
+  readonly id: string
+  readonly orgId: string
+  readonly name: string
+  readonly createdAt: number
+}
+
+/** Apps, one per name per organization. */
+export class Apps extends Context.Tag("boxkit/server/Apps")<Apps, {
+  readonly findByName: (orgId: string, name: string) => Effect.Effect<Option.Option<AppRecord>>
+  readonly get: (orgId: string, id: string) => Effect.Effect<Option.Option<AppRecord>>
+  /** Returns the app with this name, creating it with `make` when missing: one app per name, whatever the race. */
+  readonly findOrCreate: (orgId: string, name: string, make: () => AppRecord) => Effect.Effect<AppRecord>
+  readonly list: Effect.Effect<ReadonlyArray<AppRecord>>
+}>() {}
+
+/** A secret: the value is `Redacted` and never leaves the service. Dates are ISO 8601 strings. */
+export interface SecretRecord {
+  readonly orgId: string
+  readonly name: string
+  readonly value: Redacted.Redacted<string>
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+/** Secrets by organization and name. */
+export class Secrets extends Context.Tag("boxkit/server/Secrets")<Secrets, {
+  readonly get: (orgId: string, name: string) => Effect.Effect<Option.Option<SecretRecord>>
+  /** Creates the secret or replaces its value (keeping `createdAt`). */
+  readonly put: (orgId: string, name: string, value: Redacted.Redacted<string>, now: string) => Effect.Effect<SecretRecord>
+}>() {}
+
+/** A saved egress policy with its normalized document. */
+export interface PolicyRecord {
+  readonly id: string
+  readonly orgId: string
+  readonly name: string
+  readonly document: PolicyDocument
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+/** Egress policies by id. */
+export class EgressPolicies extends Context.Tag("boxkit/server/EgressPolicies")<EgressPolicies, {
+  readonly get: (orgId: string, id: string) => Effect.Effect<Option.Option<PolicyRecord>>
+  readonly insert: (record: PolicyRecord) => Effect.Effect<void>
+  readonly update: (orgId: string, id: string, f: (record: PolicyRecord) => PolicyRecord) => Effect.Effect<Option.Option<PolicyRecord>>
+  readonly list: Effect.Effect<ReadonlyArray<PolicyRecord>>
+}>() {}
+
+/** A published port with its address; `customDomains` are the hostnames registered for an http port. */
+export interface ListenerRecord extends Listener {
+  readonly customDomains: ReadonlyArray<string>
+}
+
+/**
+ * A box of the simulated runtime. Times are Unix milliseconds; `guestSchemaVersion` is the runtime version the box
+ * runs (null before its first boot); `pendingUpgrade` is an upgrade recorded for the next wake.
+ */
+export interface BoxRecord {
+  readonly id: string
+  readonly orgId: string
+  readonly creatorKeyId: string
+  readonly creatorUserId: string | null
+  readonly name: string
+  readonly appId: string
+  readonly image: ImageSpec
+  readonly size: "s" | "m" | "l"
+  readonly vcpus: number
+  readonly memoryLimitGib: number
+  readonly stateDiskLimitGib: number
+  readonly maxLifetimeSeconds: number | null
+  readonly visibility: "org" | "private"
+  readonly egressPolicy: string | PolicyDocument | null
+  readonly listeners: ReadonlyArray<ListenerRecord>
+  readonly status: string
+  readonly errorMessage: string | undefined
+  readonly guestSchemaVersion: number | null
+  readonly pendingUpgrade: boolean
+  readonly createdAtMillis: number
+  readonly persistent: boolean
+  readonly hasClipboard: boolean
+  readonly clipboard: { readonly mediaType: string; readonly bytes: Uint8Array } | null
+  readonly terminalSizes: Readonly<Record<string, { readonly cols: number; readonly rows: number }>>
+  readonly bootCount: number
+}
+
+/** Boxes by id. */
+export class Boxes extends Context.Tag("boxkit/server/Boxes")<Boxes, {
+  readonly get: (id: string) => Effect.Effect<Option.Option<BoxRecord>>
+  readonly insert: (record: BoxRecord) => Effect.Effect<void>
+  /** Applies `f` atomically; None when the box does not exist. */
+  readonly update: (id: string, f: (record: BoxRecord) => BoxRecord) => Effect.Effect<Option.Option<BoxRecord>>
+  readonly list: Effect.Effect<ReadonlyArray<BoxRecord>>
+}>() {}
+
+/** Tcp addresses kept by an organization after unpublish, for reuse by its other boxes (spec: listener rule 3). */
+export class TcpAddresses extends Context.Tag("boxkit/server/TcpAddresses")<TcpAddresses, {
+  /** An address of the organization's pool, or a fresh one from `mint`. */
+  readonly take: (orgId: string, mint: () => string) => Effect.Effect<string>
+  readonly release: (orgId: string, address: string) => Effect.Effect<void>
+  readonly pool: (orgId: string) => Effect.Effect<ReadonlyArray<string>>
+}>() {}
+
+/**
+ * A model response: the object as the API returns it, plus who owns it, its webhook settings and the retention
+ * clock (`firstDeliveredAtMillis`: the first successful delivery, by a GET of the finished result or a webhook).
+ */
+export interface ResponseRecord {
+  readonly id: string
+  readonly orgId: string
+  readonly keyId: string
+  readonly object: ModelResponse
+  readonly webhookUrl: string | null
+  readonly webhookToken: Redacted.Redacted<string> | null
+  readonly firstDeliveredAtMillis: number | null
+}
+
+/** Model responses by id. */
+export class Responses extends Context.Tag("boxkit/server/Responses")<Responses, {
+  readonly get: (id: string) => Effect.Effect<Option.Option<ResponseRecord>>
+  readonly insert: (record: ResponseRecord) => Effect.Effect<void>
+  readonly update: (id: string, f: (record: ResponseRecord) => ResponseRecord) => Effect.Effect<Option.Option<ResponseRecord>>
+  readonly remove: (id: string) => Effect.Effect<void>
+  readonly list: Effect.Effect<ReadonlyArray<ResponseRecord>>
+}>() {}
+
+/** One use of the owner override, with its reason (spec: Authentication 7: "goes into the organization's audit log"). */
+export interface AuditEntry {
+  readonly at: string
+  readonly org_id: string
+  readonly user_id: string | null
+  readonly box_id: string
+  readonly operation: string
+  readonly reason: string
+}
+
+/** One webhook delivery attempt: its round (1-based), attempt in the round, HTTP status or error, and time. */
+export interface WebhookDeliveryEntry {
+  readonly response_id: string
+  readonly url: string
+  readonly round: number
+  readonly attempt: number
+  readonly status: number | null
+  readonly error: string | null
+  readonly ok: boolean
+  readonly at: string
+}
+
+/** Append-only logs: the audit log and the webhook delivery log. */
+export class Logs extends Context.Tag("boxkit/server/Logs")<Logs, {
+  readonly audit: (entry: AuditEntry) => Effect.Effect<void>
+  readonly auditLog: Effect.Effect<ReadonlyArray<AuditEntry>>
+  readonly delivery: (entry: WebhookDeliveryEntry) => Effect.Effect<void>
+  readonly deliveries: Effect.Effect<ReadonlyArray<WebhookDeliveryEntry>>
+}>() {}
+
+const mapStore = <A>() => {
+  const map = new Map<string, A>()
+  return {
+    map,
+    get: (id: string) => Effect.sync(() => Option.fromNullable(map.get(id))),
+    insert: (id: string, record: A) => Effect.sync(() => void map.set(id, record)),
+    update: (id: string, f: (record: A) => A) =>
+      Effect.sync(() => {
+        const current = map.get(id)
+        if (current === undefined) return Option.none<A>()
+        const next = f(current)
+        map.set(id, next)
+        return Option.some(next)
+      }),
+    list: Effect.sync(() => Array.from(map.values()))
+  }
+}
+
+/** In-memory Identity. */
+export const identityMemory = Layer.sync(Identity, () => {
+  const organizations = mapStore<OrganizationRecord>()
+  const users = mapStore<UserRecord>()
+  const keys = new Map<string, ApiKeyRecord>()
+  return {
+    findKey: (key) => Effect.sync(() => Option.fromNullable(keys.get(Redacted.value(key)))),
+    organization: organizations.get,
+    user: users.get,
+    organizations: organizations.list,
+    addOrganization: (record) => organizations.insert(record.id, record),
+    addUser: (record) => users.insert(record.id, record),
+    addKey: (key, record) =>
+      Effect.sync(() => {
+        const full = { ...record, keyId: keyIdOf(key) }
+        keys.set(Redacted.value(key), full)
+        return full
+      })
+  }
+})
+
+/** In-memory Apps. */
+export const appsMemory = Layer.sync(Apps, () => {
+  const byId = new Map<string, AppRecord>()
+  const byName = new Map<string, AppRecord>()
+  const nameKey = (orgId: string, name: string) => `${orgId}\u0000${name}`
+  return {
+    findByName: (orgId, name) => Effect.sync(() => Option.fromNullable(byName.get(nameKey(orgId, name)))),
+    get: (orgId, id) =>
+      Effect.sync(() => Option.fromNullable(byId.get(id)).pipe(Option.filter((app) => app.orgId === orgId))),
+    findOrCreate: (orgId, name, make) =>
+      Effect.sync(() => {
+        const existing = byName.get(nameKey(orgId, name))
+        if (existing !== undefined) return existing
+        const created = make()
+        byName.set(nameKey(orgId, name), created)
+        byId.set(created.id, created)
+        return created
+      }),
+    list: Effect.sync(() => Array.from(byId.values()))
+  }
+})
+
+/** In-memory Secrets. */
+export const secretsMemory = Layer.sync(Secrets, () => {
+  const map = new Map<string, SecretRecord>()
+  const key = (orgId: string, name: string) => `${orgId}\u0000${name}`
+  return {
+    get: (orgId, name) => Effect.sync(() => Option.fromNullable(map.get(key(orgId, name)))),
+    put: (orgId, name, value, now) =>
+      Effect.sync(() => {
+        const existing = map.get(key(orgId, name))
+        const record: SecretRecord = { orgId, name, value, createdAt: existing?.createdAt ?? now, updatedAt: now }
+        map.set(key(orgId, name), record)
+        return record
+      })
+  }
+})
+
+/** In-memory EgressPolicies. */
+export const egressPoliciesMemory = Layer.sync(EgressPolicies, () => {
+  const store = mapStore<PolicyRecord>()
+  return {
+    get: (orgId, id) => Effect.map(store.get(id), Option.filter((policy) => policy.orgId === orgId)),
+    insert: (record) => store.insert(record.id, record),
+    update: (orgId, id, f) =>
+      Effect.sync(() => {
+        const current = store.map.get(id)
+        if (current === undefined || current.orgId !== orgId) return Option.none()
+        const next = f(current)
+        store.map.set(id, next)
+        return Option.some(next)
+      }),
+    list: store.list
+  }
+})
+
+/** In-memory Boxes. */
+export const boxesMemory = Layer.sync(Boxes, () => {
+  const store = mapStore<BoxRecord>()
+  return { get: store.get, insert: (record) => store.insert(record.id, record), update: store.update, list: store.list }
+})
+
+/** In-memory TcpAddresses. */
+export const tcpAddressesMemory = Layer.sync(TcpAddresses, () => {
+  const pools = new Map<string, Array<string>>()
+  return {
+    take: (orgId, mint) =>
+      Effect.sync(() => {
+        const pool = pools.get(orgId)
+        return pool !== undefined && pool.length > 0 ? pool.shift()! : mint()
+      }),
+    release: (orgId, address) =>
+      Effect.sync(() => {
+        const pool = pools.get(orgId) ?? []
+        pool.push(address)
+        pools.set(orgId, pool)
+      }),
+    pool: (orgId) => Effect.sync(() => [...(pools.get(orgId) ?? [])])
+  }
+})
+
+/** In-memory Responses. */
+export const responsesMemory = Layer.sync(Responses, () => {
+  const store = mapStore<ResponseRecord>()
+  return {
+    get: store.get,
+    insert: (record) => store.insert(record.id, record),
+    update: store.update,
+    remove: (id) => Effect.sync(() => void store.map.delete(id)),
+    list: store.list
+  }
+})
+
+/** In-memory Logs. */
+export const logsMemory = Layer.sync(Logs, () => {
+  const audit: Array<AuditEntry> = []
+  const deliveries: Array<WebhookDeliveryEntry> = []
+  return {
+    audit: (entry) => Effect.sync(() => void audit.push(entry)),
+    auditLog: Effect.sync(() => [...audit]),
+    delivery: (entry) => Effect.sync(() => void deliveries.push(entry)),
+    deliveries: Effect.sync(() => [...deliveries])
+  }
+})
+
+/** Every repository, in memory. */
+export const layerMemory = Layer.mergeAll(
+  identityMemory,
+  appsMemory,
+  secretsMemory,
+  egressPoliciesMemory,
+  boxesMemory,
+  tcpAddressesMemory,
+  responsesMemory,
+  logsMemory
+)

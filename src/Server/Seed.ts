@@ -1,0 +1,108 @@
+/**
+ * The seed file of the local service: organizations, users, API keys, secrets, egress policies and apps to start
+ * with. `boxkit serve --seed FILE` loads it; the demo builds its own.
+ *
+ * Source: the format given by the end-to-end issue, recorded in docs/ASSUMPTIONS.md. Unknown fields are an error at
+ * start-up, with the path of the field.
+ *
+ * @since 0.1.0
+ */
+import { FileSystem } from "@effect/platform"
+import { Effect, ParseResult, Schema } from "effect"
+
+/** An organization: `credits: false` makes it answer 402; `created_at` decides whether it is new (first 10 minutes). */
+export const SeedOrganization = Schema.Struct({
+  id: Schema.String.pipe(Schema.minLength(1)),
+  credits: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  created_at: Schema.optional(Schema.String.pipe(
+    Schema.filter((text) => !Number.isNaN(Date.parse(text)) || "created_at must be an ISO 8601 date-time")
+  ))
+})
+
+/** A user of an organization; `admin` users may use the owner override. */
+export const SeedUser = Schema.Struct({
+  id: Schema.String.pipe(Schema.minLength(1)),
+  org_id: Schema.String,
+  admin: Schema.optionalWith(Schema.Boolean, { default: () => false })
+})
+
+/**
+ * An API key. With `org_id` it is organization-scoped; with `user_id` too it is also user-scoped; without `org_id`
+ * it is not organization-scoped (403 on box operations).
+ */
+export const SeedApiKey = Schema.Struct({
+  key: Schema.String.pipe(Schema.minLength(1)),
+  org_id: Schema.optional(Schema.String),
+  user_id: Schema.optional(Schema.String)
+})
+
+/** A secret with its value (the value is never returned by the service). */
+export const SeedSecret = Schema.Struct({ org_id: Schema.String, name: Schema.String, value: Schema.String })
+
+/** A saved egress policy. */
+export const SeedEgressPolicy = Schema.Struct({
+  id: Schema.String,
+  org_id: Schema.String,
+  name: Schema.String,
+  document: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+/** An app. */
+export const SeedApp = Schema.Struct({ id: Schema.String, org_id: Schema.String, name: Schema.String })
+
+/** The whole seed file. Every array is optional. */
+export const Seed = Schema.Struct({
+  organizations: Schema.optionalWith(Schema.Array(SeedOrganization), { default: () => [] }),
+  users: Schema.optionalWith(Schema.Array(SeedUser), { default: () => [] }),
+  api_keys: Schema.optionalWith(Schema.Array(SeedApiKey), { default: () => [] }),
+  secrets: Schema.optionalWith(Schema.Array(SeedSecret), { default: () => [] }),
+  egress_policies: Schema.optionalWith(Schema.Array(SeedEgressPolicy), { default: () => [] }),
+  apps: Schema.optionalWith(Schema.Array(SeedApp), { default: () => [] })
+})
+/** The decoded seed. */
+export type Seed = typeof Seed.Type
+/** The seed as written in the file. */
+export type SeedInput = typeof Seed.Encoded
+
+/** The seed file could not be read or does not match the format; `message` names the offending path. */
+export class SeedError extends Schema.TaggedError<SeedError>()("SeedError", {
+  message: Schema.String,
+  path: Schema.String
+}) {}
+
+/** Decodes a seed object; unknown fields are errors (`onExcessProperty: "error"`), reported with their path. */
+export const decode = (input: unknown, path = "<seed>"): Effect.Effect<Seed, SeedError> =>
+  Schema.decodeUnknown(Seed, { onExcessProperty: "error", errors: "all" })(input).pipe(
+    Effect.mapError((error) =>
+      new SeedError({
+        path,
+        message: `invalid seed file ${path}:\n${ParseResult.ArrayFormatter.formatErrorSync(error)
+          .map((issue) => `  at ${issue.path.length === 0 ? "<root>" : issue.path.join(".")}: ${issue.message}`)
+          .join("\n")}`
+      })
+    )
+  )
+
+/** Reads and decodes a seed file (JSON). */
+export const load = (path: string): Effect.Effect<Seed, SeedError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(path).pipe(
+      Effect.mapError((error) => new SeedError({ path, message: `cannot read seed file ${path}: ${error.message}` }))
+    )
+    const json = yield* Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: (error) => new SeedError({ path, message: `seed file ${path} is not JSON: ${String(error)}` })
+    })
+    return yield* decode(json, path)
+  })
+
+/** An empty seed. */
+export const empty: Seed = {
+  organizations: [],
+  users: [],
+  api_keys: [],
+  secrets: [],
+  egress_policies: [],
+  apps: []
+}
