@@ -114,7 +114,7 @@ export class ServerError extends Schema.TaggedError<ServerError>()("ServerError"
 export const idempotentRequestInFlightCode = "idempotent_request_in_flight"
 
 /** True for the "idempotent request still in flight" answer: a `ServerError` with that code. */
-export const isIdempotentRequestInFlight = (error: unknown): error is ServerError =>
+export const isIdempotentRequestInFlight = (error: unknown): boolean =>
   error instanceof ServerError && error.code === idempotentRequestInFlightCode
 
 /**

@@ -1,0 +1,30 @@
+/**
+ * Apps: find an app by name, minting it when asked.
+ *
+ * Source: spec "POST {api_url}/apps/find".
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import { FindAppRequest } from "../Domain/App.js"
+import { commonErrors, only, Transport, validate } from "./Transport.js"
+
+/** The Apps service. */
+export class Apps extends Effect.Service<Apps>()("boxkit/Apps", {
+  effect: Effect.gen(function*() {
+    const transport = yield* Transport
+    return {
+      /**
+       * Finds the app named `name` (1 to 128 characters); with `mintIfMissing` it is created when missing, so the
+       * call is safe on every start. Fails with `NotFoundError` when missing and not minted.
+       */
+      find: Effect.fn("Apps.find")(function*(name: string, options: { readonly mintIfMissing?: boolean } = {}) {
+        const payload = yield* validate(FindAppRequest, { name, mint_if_missing: options.mintIfMissing ?? false })
+        return yield* transport.call(transport.api.apps.find({ payload }), { safeToRepeat: true }).pipe(
+          only(...commonErrors)
+        )
+      })
+    }
+  }),
+  dependencies: [Transport.Default]
+}) {}

@@ -1,0 +1,194 @@
+/**
+ * Boxes: create (idempotent), read, wait for a status, upgrade (idempotent), pause, resume, sleep, terminate, and a
+ * box as a scoped resource.
+ *
+ * Source: spec "Create a box", "POST {base_url}/boxes/{box_id}/upgrade", "States and transitions"; lifecycle paths:
+ * docs/ASSUMPTIONS.md.
+ *
+ * @since 0.1.0
+ */
+import { Duration, Effect, Schema } from "effect"
+import * as ApiError from "../ApiError.js"
+import * as Box from "../Domain/Box.js"
+import type { BoxId } from "../Domain/Ids.js"
+import * as IdempotencyKey from "./IdempotencyKey.js"
+import { pollUntil } from "./Polling.js"
+import { commonErrors, only, Transport, validate } from "./Transport.js"
+
+/** A box ended in a status that will never become the awaited one (`failed`, `terminated`, ...). */
+export class BoxFailedError extends Schema.TaggedError<BoxFailedError>()("BoxFailedError", {
+  box_id: Schema.String,
+  status: Schema.String,
+  error_message: Schema.optional(Schema.String),
+  message: Schema.String
+}) {}
+
+/** Waiting for a status ran past its deadline; `lastStatus` is the last status observed. */
+export class WaitTimeoutError extends Schema.TaggedError<WaitTimeoutError>()("WaitTimeoutError", {
+  box_id: Schema.String,
+  lastStatus: Schema.String,
+  timeout: Schema.DurationFromSelf,
+  message: Schema.String
+}) {}
+
+/** Statuses after which a box never becomes `running` again on its own. */
+export const endStatuses: ReadonlySet<string> = new Set([
+  "failed",
+  "create_failed",
+  "terminating",
+  "terminated",
+  "interrupted_unsafe_to_retry"
+])
+
+/** Options of calls on one box: the owner-override reason (printable ASCII; for admins on private boxes). */
+export interface BoxCallOptions {
+  readonly ownerOverrideReason?: string
+}
+
+/** Options of idempotent calls: the caller's own key (else one is generated once per call). */
+export interface IdempotentCallOptions extends BoxCallOptions {
+  readonly idempotencyKey?: string
+}
+
+/** Options of {@link Boxes} `awaitStatus`: deadline (default 60 s) and polling interval (default 100 ms, doubling to 2 s). */
+export interface AwaitOptions extends BoxCallOptions {
+  readonly timeout?: Duration.Duration
+  readonly interval?: Duration.Duration
+}
+
+const overrideHeader = (options: BoxCallOptions) =>
+  options.ownerOverrideReason !== undefined ? { "x-box-owner-override-reason": options.ownerOverrideReason } : {}
+
+/** The Boxes service. */
+export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
+  effect: Effect.gen(function*() {
+    const transport = yield* Transport
+
+    const retrieve = Effect.fn("Boxes.retrieve")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
+      return yield* transport.call(
+        transport.box.boxes.retrieve({ path: { box_id: boxId }, headers: overrideHeader(options) }),
+        { safeToRepeat: true }
+      ).pipe(only(...commonErrors))
+    })
+
+    const create = Effect.fn("Boxes.create")(function*(request: Box.CreateBoxRequest, options: IdempotentCallOptions = {}) {
+      const payload = yield* validate(Box.CreateBoxRequest, request)
+      const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
+      const [value, response] = yield* transport.call(
+        transport.box.boxes.create({
+          payload,
+          headers: { ...overrideHeader(options), "idempotency-key": key },
+          withResponse: true
+        }),
+        { safeToRepeat: true }
+      ).pipe(only(...commonErrors, ApiError.ConflictError))
+      const replayed = IdempotencyKey.isReplayed(response.headers)
+      yield* Effect.annotateCurrentSpan({ "boxkit.replayed": replayed, "boxkit.status": value.status })
+      return { value, idempotencyKey: key, replayed } satisfies IdempotencyKey.Idempotent<Box.CreateBoxResponse>
+    })
+
+    const awaitStatus = Effect.fn("Boxes.awaitStatus")(function*(
+      boxId: BoxId,
+      target: string = "running",
+      options: AwaitOptions = {}
+    ) {
+      const timeout = options.timeout ?? Duration.seconds(60)
+      let lastStatus = "unknown"
+      const read = Effect.gen(function*() {
+        const box = yield* retrieve(boxId, options)
+        lastStatus = box.status
+        if (box.status !== target && endStatuses.has(box.status)) {
+          return yield* Effect.fail(new BoxFailedError({
+            box_id: boxId,
+            status: box.status,
+            error_message: box.error_message,
+            message: `box ${boxId} is ${box.status}${box.error_message ? `: ${box.error_message}` : ""}`
+          }))
+        }
+        return box
+      })
+      return yield* pollUntil(read, {
+        done: (box) => box.status === target,
+        timeout,
+        interval: options.interval,
+        onTimeout: () =>
+          new WaitTimeoutError({
+            box_id: boxId,
+            lastStatus,
+            timeout,
+            message: `box ${boxId} did not become ${target} within ${Duration.format(timeout)} (last status ${lastStatus})`
+          })
+      })
+    })
+
+    const upgrade = Effect.fn("Boxes.upgrade")(function*(boxId: BoxId, options: IdempotentCallOptions = {}) {
+      const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
+      const [value, response] = yield* transport.call(
+        transport.box.boxes.upgrade({
+          path: { box_id: boxId },
+          headers: { ...overrideHeader(options), "idempotency-key": key },
+          withResponse: true
+        }),
+        { safeToRepeat: true }
+      ).pipe(only(...commonErrors, ApiError.ConflictError))
+      const replayed = IdempotencyKey.isReplayed(response.headers)
+      yield* Effect.annotateCurrentSpan({ "boxkit.replayed": replayed, "boxkit.applied": value.applied })
+      return { value, idempotencyKey: key, replayed } satisfies IdempotencyKey.Idempotent<Box.UpgradeResult>
+    })
+
+    const lifecycle = (operation: "pause" | "resume" | "sleep") =>
+      Effect.fn(`Boxes.${operation}`)(function*(boxId: BoxId, options: BoxCallOptions = {}) {
+        return yield* transport.call(
+          transport.box.boxes[operation]({ path: { box_id: boxId }, headers: overrideHeader(options) }),
+          { safeToRepeat: true }
+        ).pipe(only(...commonErrors, ApiError.ConflictError))
+      })
+
+    const terminate = Effect.fn("Boxes.terminate")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
+      return yield* transport.call(
+        transport.box.boxes.terminate({ path: { box_id: boxId }, headers: overrideHeader(options) }),
+        { safeToRepeat: true }
+      ).pipe(only(...commonErrors))
+    })
+
+    return {
+      /**
+       * Creates a box. The request is checked against every field rule before any I/O; one idempotency key is used on
+       * every attempt. Returns `{ value: { box_id, status }, idempotencyKey, replayed }`; poll with `awaitStatus`.
+       */
+      create,
+      /** Reads a box record (status is an open set). */
+      retrieve,
+      /**
+       * Polls a box until its status is `target` (default `running`), with exponential backoff from `interval`
+       * (default 100 ms) up to 2 s. Fails with `BoxFailedError` (carrying `error_message`) when the box ends in
+       * `failed` or another end status, and `WaitTimeoutError` (carrying the last status) after `timeout`
+       * (default 60 s).
+       */
+      awaitStatus,
+      /** Moves the box onto the current runtime; `applied` false means recorded for the next wake. Idempotent. */
+      upgrade,
+      /** Pauses a running box. */
+      pause: lifecycle("pause"),
+      /** Resumes a paused or sleeping box (a recorded upgrade applies now: a cold start). */
+      resume: lifecycle("resume"),
+      /** Puts a running box to sleep. */
+      sleep: lifecycle("sleep"),
+      /** Terminates a box. */
+      terminate,
+      /**
+       * A box as a scoped resource: created and awaited `running` on acquire, terminated on release (errors of the
+       * release are logged, not raised).
+       */
+      scoped: (request: Box.CreateBoxRequest, options: IdempotentCallOptions & AwaitOptions = {}) =>
+        Effect.acquireRelease(
+          Effect.flatMap(create(request, options), (created) => awaitStatus(created.value.box_id, "running", options)),
+          (box) =>
+            terminate(box.box_id, options).pipe(
+              Effect.catchAll((error) => Effect.logWarning(`could not terminate box ${box.box_id}: ${error.message}`))
+            )
+        )
+    }
+  }),
+  dependencies: [Transport.Default]
+}) {}

@@ -1,0 +1,84 @@
+/**
+ * Configuration of the client toolkit: the API key (`Redacted`), the two base URLs, and the retry and timeout policy.
+ * Read from the environment (`BOX_API_KEY`, `BOX_BASE_URL`, `BOX_API_URL`) or given in code.
+ *
+ * Source: spec Conventions (`{base_url}`, `{api_url}`, both ending in `/v1`; the same API key works on both) and
+ * Authentication 1, 6.
+ *
+ * @since 0.1.0
+ */
+import { Config, Context, Duration, Effect, Layer, Redacted } from "effect"
+
+/** The retry and timeout policy of every call; see `Retry.ts` for what is retried. */
+export interface RetrySettings {
+  /** Attempts at most, the first included (default 6). */
+  readonly maxAttempts: number
+  /** The overall deadline of one call, every attempt and wait included (default 60 s). */
+  readonly deadline: Duration.Duration
+  /** The timeout of one attempt (default 30 s). */
+  readonly attemptTimeout: Duration.Duration
+  /** A `Retry-After` longer than this fails at once instead of sleeping (default 60 s). */
+  readonly maxRetryAfter: Duration.Duration
+  /** First backoff delay when no `Retry-After` is given (default 200 ms); it doubles per retry. */
+  readonly backoffBase: Duration.Duration
+  /** Longest backoff delay (default 10 s). */
+  readonly backoffCap: Duration.Duration
+}
+
+/** The default retry settings. */
+export const defaultRetry: RetrySettings = {
+  maxAttempts: 6,
+  deadline: Duration.seconds(60),
+  attemptTimeout: Duration.seconds(30),
+  maxRetryAfter: Duration.seconds(60),
+  backoffBase: Duration.millis(200),
+  backoffCap: Duration.seconds(10)
+}
+
+/**
+ * Settings of the client: `apiKey` (sent as `Authorization: Bearer`, never logged), `baseUrl` (`{base_url}`, boxes,
+ * secrets, egress policies) and `apiUrl` (`{api_url}`, apps and responses), both ending in `/v1`, and `retry`.
+ */
+export interface BoxkitSettings {
+  readonly apiKey: Redacted.Redacted<string>
+  readonly baseUrl: string
+  readonly apiUrl: string
+  readonly retry: RetrySettings
+}
+
+/** The local service's default address, used when `BOX_BASE_URL` is not set. */
+export const defaultBaseUrl = "http://127.0.0.1:8787/v1"
+
+/** The client's settings. */
+export class BoxkitConfig extends Context.Tag("boxkit/BoxkitConfig")<BoxkitConfig, BoxkitSettings>() {
+  /**
+   * From code: `apiKey` (a string is wrapped in `Redacted`), `baseUrl` (default {@link defaultBaseUrl}), `apiUrl`
+   * (default `baseUrl`), and retry overrides.
+   */
+  static readonly layer = (options: {
+    readonly apiKey: string | Redacted.Redacted<string>
+    readonly baseUrl?: string
+    readonly apiUrl?: string
+    readonly retry?: Partial<RetrySettings>
+  }) =>
+    Layer.succeed(BoxkitConfig, {
+      apiKey: typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey,
+      baseUrl: options.baseUrl ?? defaultBaseUrl,
+      apiUrl: options.apiUrl ?? options.baseUrl ?? defaultBaseUrl,
+      retry: { ...defaultRetry, ...options.retry }
+    })
+
+  /**
+   * From the environment: `BOX_API_KEY` (required), `BOX_BASE_URL` (default {@link defaultBaseUrl}), `BOX_API_URL`
+   * (default `BOX_BASE_URL`). Fails with a `ConfigError` naming the missing variable.
+   */
+  static readonly layerConfig = Layer.effect(
+    BoxkitConfig,
+    Effect.gen(function*() {
+      const apiKey = yield* Config.redacted("BOX_API_KEY")
+      const baseUrl = yield* Config.string("BOX_BASE_URL").pipe(Config.withDefault(defaultBaseUrl))
+      const apiUrl = yield* Config.string("BOX_API_URL").pipe(Config.withDefault(baseUrl))
+      return { apiKey, baseUrl, apiUrl, retry: defaultRetry }
+    })
+  )
+}

@@ -1,0 +1,32 @@
+/**
+ * Secrets: read a secret's metadata (never its value) and create or replace one.
+ *
+ * Source: spec "GET {base_url}/secrets/{name}"; create: docs/ASSUMPTIONS.md.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Redacted } from "effect"
+import { CreateSecretRequest, SecretName } from "../Domain/Secret.js"
+import { commonErrors, only, Transport, validate } from "./Transport.js"
+
+/** The Secrets service. */
+export class Secrets extends Effect.Service<Secrets>()("boxkit/Secrets", {
+  effect: Effect.gen(function*() {
+    const transport = yield* Transport
+    return {
+      /** The Secret object (org_id, name, created_at, updated_at) of `name`; `NotFoundError` when missing. */
+      retrieve: Effect.fn("Secrets.retrieve")(function*(name: string) {
+        const checked = yield* validate(SecretName, name.trim())
+        return yield* transport.call(transport.box.secrets.retrieve({ path: { name: checked } }), { safeToRepeat: true })
+          .pipe(only(...commonErrors))
+      }),
+      /** Creates the secret `name` or replaces its value; the value is `Redacted` and never returned. */
+      create: Effect.fn("Secrets.create")(function*(name: string, value: Redacted.Redacted<string>) {
+        const payload = yield* validate(CreateSecretRequest, { name, value })
+        return yield* transport.call(transport.box.secrets.create({ payload }), { safeToRepeat: true })
+          .pipe(only(...commonErrors))
+      })
+    }
+  }),
+  dependencies: [Transport.Default]
+}) {}

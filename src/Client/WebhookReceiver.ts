@@ -1,0 +1,143 @@
+/**
+ * A completion-webhook receiver for daemons: checks `Authorization: Bearer <webhook_token>` in constant time, decodes
+ * the body with the Model response schema, de-duplicates by response id, hands each completion exactly once to the
+ * handler, and answers 2xx only after the handler accepted it (so a failure leads to redelivery).
+ *
+ * Answers: 200 (handed over, or a duplicate already handed over), 401 (bad or missing token), 400 (not a model
+ * response), 409 (the same response is being handled right now: the sender retries), 500 (the handler failed).
+ *
+ * Source: spec "Events / Completion webhook" rules 2-5 ("receivers dedupe by response id").
+ *
+ * @since 0.1.0
+ */
+import { HttpApp, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Clock, Context, Duration, Effect, Layer, Queue, Redacted, Schema, Stream } from "effect"
+import { timingSafeEqual } from "node:crypto"
+import { createServer } from "node:http"
+import { ModelResponse } from "../Domain/ModelResponse.js"
+
+/** Where completions already handed over are remembered. Pluggable; {@link memoryStore} is the default. */
+export interface DeduplicationStore {
+  /** True when `responseId` was handed over before (and not yet forgotten). */
+  readonly seen: (responseId: string) => Effect.Effect<boolean>
+  /** Remembers `responseId` as handed over. */
+  readonly remember: (responseId: string) => Effect.Effect<void>
+}
+
+/**
+ * An in-memory store that forgets ids after `ttl` (default 1 hour). The service retries a failed delivery for up to
+ * 20 rounds spaced by up to 5 minutes (about 1.3 hours in the worst case), so a receiver that is down for long should
+ * choose a longer `ttl` or a durable store.
+ */
+export const memoryStore = (ttl: Duration.Duration = Duration.hours(1)): Effect.Effect<DeduplicationStore> =>
+  Effect.sync(() => {
+    const seenAt = new Map<string, number>()
+    const ttlMillis = Duration.toMillis(ttl)
+    return {
+      seen: (responseId) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const at = seenAt.get(responseId)
+          if (at === undefined) return false
+          if (now - at >= ttlMillis) {
+            seenAt.delete(responseId)
+            return false
+          }
+          return true
+        }),
+      remember: (responseId) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          seenAt.set(responseId, now)
+          if (seenAt.size % 4096 === 0) {
+            for (const [id, at] of seenAt) if (now - at >= ttlMillis) seenAt.delete(id)
+          }
+        })
+    }
+  })
+
+/** Options of a receiver. */
+export interface ReceiverOptions<E, R> {
+  /** The expected `webhook_token`; when set, requests without `Authorization: Bearer <token>` get 401. */
+  readonly token?: Redacted.Redacted<string>
+  /** The de-duplication store (default: {@link memoryStore} with a 1-hour ttl). */
+  readonly store?: DeduplicationStore
+  /** Called once per completion; answer 2xx only after it succeeds. */
+  readonly handler: (response: ModelResponse) => Effect.Effect<void, E, R>
+}
+
+/** Constant-time comparison of a presented bearer token with the expected one. */
+export const tokenMatches = (header: string | undefined, expected: Redacted.Redacted<string>): boolean => {
+  const match = /^Bearer[ \t]+(\S+)$/i.exec(header ?? "")
+  const presented = Buffer.from(match?.[1] ?? "")
+  const wanted = Buffer.from(Redacted.value(expected))
+  // Compare equal-length buffers so the time does not depend on where they differ.
+  const same = timingSafeEqual(
+    presented.length === wanted.length ? presented : Buffer.alloc(wanted.length),
+    wanted
+  )
+  return same && presented.length === wanted.length
+}
+
+const decodeBody = Schema.decodeUnknown(ModelResponse)
+
+/** The receiver as an `HttpApp` to mount in your own server (any path). */
+export const makeHttpApp = <E, R>(
+  options: ReceiverOptions<E, R>
+): Effect.Effect<HttpApp.Default<never, R | HttpServerRequest.HttpServerRequest>> =>
+  Effect.gen(function*() {
+    const store = options.store ?? (yield* memoryStore())
+    const handling = new Set<string>()
+    return Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (request.method !== "POST") return HttpServerResponse.empty({ status: 405 })
+      if (options.token !== undefined && !tokenMatches(request.headers.authorization, options.token)) {
+        return HttpServerResponse.unsafeJson({ error: "invalid webhook token" }, { status: 401 })
+      }
+      const body = yield* Effect.either(Effect.flatMap(request.json, decodeBody))
+      if (body._tag === "Left") {
+        return HttpServerResponse.unsafeJson({ error: "the body is not a model response" }, { status: 400 })
+      }
+      const response = body.right
+      if (yield* store.seen(response.id)) return HttpServerResponse.unsafeJson({ received: true, duplicate: true })
+      if (handling.has(response.id)) {
+        return HttpServerResponse.unsafeJson({ error: "this response is being handled; retry later" }, { status: 409 })
+      }
+      handling.add(response.id)
+      const outcome = yield* options.handler(response).pipe(
+        Effect.zipRight(store.remember(response.id)),
+        Effect.either,
+        Effect.ensuring(Effect.sync(() => handling.delete(response.id)))
+      )
+      return outcome._tag === "Right"
+        ? HttpServerResponse.unsafeJson({ received: true, duplicate: false })
+        : HttpServerResponse.unsafeJson({ error: "the handler failed; deliver again" }, { status: 500 })
+    }).pipe(Effect.catchAllCause(() => Effect.succeed(HttpServerResponse.empty({ status: 500 }))))
+  })
+
+/** The address of a running receiver, e.g. `http://127.0.0.1:40123/webhooks`. */
+export class WebhookReceiverUrl extends Context.Tag("boxkit/WebhookReceiverUrl")<WebhookReceiverUrl, string>() {}
+
+/**
+ * A receiver served on its own HTTP server (`host` default 127.0.0.1, `port` default 0 = a free port). Its URL
+ * (ending in `/webhooks`; any path is accepted) is provided as {@link WebhookReceiverUrl}.
+ */
+export const layer = <E, R>(options: ReceiverOptions<E, R> & { readonly host?: string; readonly port?: number }) =>
+  Layer.scoped(
+    WebhookReceiverUrl,
+    Effect.gen(function*() {
+      const app = yield* makeHttpApp(options)
+      yield* HttpServer.serveEffect(app)
+      return yield* HttpServer.addressFormattedWith((address) => Effect.succeed(`${address}/webhooks`))
+    })
+  ).pipe(Layer.provide(NodeHttpServer.layer(createServer, { host: options.host ?? "127.0.0.1", port: options.port ?? 0 })))
+
+/**
+ * The completions of a receiver as a `Stream`: each completion is offered to the stream once; the webhook is
+ * answered 2xx when the completion is in the stream's buffer. The server lives as long as the enclosing `Scope`.
+ */
+export const stream = (options: Omit<ReceiverOptions<never, never>, "handler"> & { readonly host?: string; readonly port?: number }) =>
+  Effect.gen(function*() {
+    const queue = yield* Queue.unbounded<ModelResponse>()
+    const context = yield* Layer.build(layer({ ...options, handler: (response) => Queue.offer(queue, response) }))
+    return { url: Context.get(context, WebhookReceiverUrl), completions: Stream.fromQueue(queue) }
+  })

@@ -1,0 +1,53 @@
+/**
+ * Test harness: the real local service on port 0 and the real client against it over HTTP.
+ */
+import { Effect, Layer, Schema } from "effect"
+import { BoxkitConfig, type RetrySettings } from "../../src/Client/BoxkitConfig.js"
+import * as Boxkit from "../../src/Client/Boxkit.js"
+import * as DemoSeed from "../../src/Server/DemoSeed.js"
+import * as LocalService from "../../src/Server/LocalService.js"
+import type { LocalServiceSettings } from "../../src/Server/LocalServiceConfig.js"
+import * as Seed from "../../src/Server/Seed.js"
+
+/** The decoded example seed. */
+export const seed = Schema.decodeUnknownSync(Seed.Seed)(DemoSeed.example)
+
+/** The local service on port 0, with its services in the output. */
+export const service = (settings: Partial<LocalServiceSettings> = {}, seedOverride: Seed.Seed = seed) =>
+  LocalService.layerNode(seedOverride, { settings })
+
+/** A client for `apiKey` against the service in context. */
+export const client = (apiKey = "sk_acme_org", retry: Partial<RetrySettings> = {}) =>
+  Layer.unwrapEffect(
+    Effect.map(LocalService.baseUrl, (baseUrl) =>
+      Boxkit.layer.pipe(Layer.provide(BoxkitConfig.layer({ apiKey, baseUrl, retry }))))
+  )
+
+/** The service and a client for `apiKey`, both in the output. */
+export const serviceWithClient = (
+  apiKey = "sk_acme_org",
+  settings: Partial<LocalServiceSettings> = {},
+  retry: Partial<RetrySettings> = {}
+) => client(apiKey, retry).pipe(Layer.provideMerge(service(settings)))
+
+/** Raw fetch against the service in context: path relative to the origin (e.g. `/v1/boxes`). */
+export const fetchRaw = (path: string, init: RequestInit = {}) =>
+  Effect.flatMap(LocalService.baseUrl, (baseUrl) =>
+    Effect.promise(async () => {
+      const response = await fetch(baseUrl.replace(/\/v1$/, "") + path, init)
+      const text = await response.text()
+      let json: any = undefined
+      try {
+        json = text === "" ? undefined : JSON.parse(text)
+      } catch {
+        json = undefined
+      }
+      return { status: response.status, headers: response.headers, text, json }
+    }))
+
+/** Headers with a bearer key and a JSON content type. */
+export const auth = (key = "sk_acme_org", extra: Record<string, string> = {}) => ({
+  authorization: `Bearer ${key}`,
+  "content-type": "application/json",
+  ...extra
+})
