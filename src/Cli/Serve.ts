@@ -1,0 +1,79 @@
+/**
+ * `boxkit serve`: the local box service as a daemon. Prints `listening on http://HOST:PORT/v1`; on SIGTERM or SIGINT
+ * it drains: new requests get 503 with Retry-After while requests in flight finish (at most `--drain-seconds`), then
+ * it closes.
+ *
+ * Source: the end-to-end and conformance issues; flags: README.md.
+ *
+ * @since 0.1.0
+ */
+import { Command, Options } from "@effect/cli"
+import { Console, Duration, Effect, Layer, Option, Schema } from "effect"
+import * as DemoSeed from "../Server/DemoSeed.js"
+import * as LocalService from "../Server/LocalService.js"
+import * as RequestPipeline from "../Server/RequestPipeline.js"
+import * as Seed from "../Server/Seed.js"
+
+const host = Options.text("host").pipe(Options.withDefault("127.0.0.1"), Options.withDescription("Interface to listen on."))
+const port = Options.integer("port").pipe(Options.withDefault(8787), Options.withDescription("Port (0 picks a free one)."))
+const seed = Options.file("seed", { exists: "yes" }).pipe(
+  Options.optional,
+  Options.withDescription("Seed file (JSON). Without it the example seed of docs/ASSUMPTIONS.md is loaded.")
+)
+const newOrgInFlightCap = Options.integer("new-org-in-flight-cap").pipe(
+  Options.withDefault(4),
+  Options.withDescription("Requests in flight at once per organization during its first ten minutes.")
+)
+const drainSeconds = Options.integer("drain-seconds").pipe(
+  Options.withDefault(30),
+  Options.withDescription("On SIGTERM, how long requests in flight may take to finish.")
+)
+const exposeLocalRoutes = Options.boolean("expose-local-routes").pipe(
+  Options.withDescription("Serve /_local/* to every address, not only loopback.")
+)
+
+/** Runs the local service until interrupted, then drains. */
+export const serve = (options: {
+  readonly host: string
+  readonly port: number
+  readonly seed: Option.Option<string>
+  readonly newOrgInFlightCap: number
+  readonly drainSeconds: number
+  readonly exposeLocalRoutes: boolean
+}) =>
+  Effect.gen(function*() {
+    const loaded = Option.isSome(options.seed)
+      ? yield* Seed.load(options.seed.value)
+      : yield* Schema.decodeUnknown(Seed.Seed)(DemoSeed.example).pipe(Effect.orDie)
+    yield* Effect.scoped(Effect.gen(function*() {
+      const context = yield* Layer.build(LocalService.layerNode(loaded, {
+        host: options.host,
+        port: options.port,
+        exposeLocalRoutes: options.exposeLocalRoutes,
+        settings: { newOrgInFlightCap: options.newOrgInFlightCap }
+      }))
+      const admission = yield* Effect.provide(RequestPipeline.Admission, context)
+      // Runs before the server closes (finalizers run in reverse order): drain first.
+      yield* Effect.addFinalizer(() =>
+        Effect.gen(function*() {
+          yield* admission.startDraining
+          yield* Console.error("draining: new requests get 503; waiting for requests in flight")
+          yield* admission.awaitIdle.pipe(Effect.timeout(Duration.seconds(options.drainSeconds)), Effect.ignore)
+          yield* Console.error("drained; closing")
+        })
+      )
+      const url = yield* Effect.provide(LocalService.baseUrl, context)
+      yield* Console.log(`listening on ${url}`)
+      if (Option.isNone(options.seed)) {
+        yield* Console.log("seed: the example seed (API keys sk_acme_org, sk_acme_ada, sk_acme_bob, sk_ada_personal, sk_broke_org)")
+      }
+      return yield* Effect.never
+    }))
+  })
+
+/** The `serve` command. */
+export const command = Command.make(
+  "serve",
+  { host, port, seed, newOrgInFlightCap, drainSeconds, exposeLocalRoutes },
+  serve
+).pipe(Command.withDescription("Run the local box service (both {base_url} and {api_url} under /v1)."))
