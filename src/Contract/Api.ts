@@ -89,9 +89,12 @@ export const OwnerOverrideHeader = "x-box-owner-override-reason"
 /** The header on replayed idempotent answers (spec: Errors rule 3). */
 export const IdempotentReplayedHeader = "idempotent-replayed"
 
-/** The owner-override reason: printable ASCII only (spec: Authentication 7). */
+/**
+ * The owner-override reason: printable ASCII only (spec: Authentication 7). An empty value passes here and counts as
+ * no reason (the admin is then refused with 403).
+ */
 export const OwnerOverrideReason = Schema.String.pipe(
-  Schema.pattern(/^[\x20-\x7e]+$/, {
+  Schema.pattern(/^[\x20-\x7e]*$/, {
     message: () => "X-Box-Owner-Override-Reason must be printable ASCII only"
   })
 )
@@ -237,13 +240,38 @@ export class ExecGroup extends HttpApiGroup.make("exec")
     )
   ) {}
 
-/** Listeners: DELETE /boxes/{box_id}/listeners/{guest_port} (spec). Creator only: no owner override. */
+const GuestPortParam = HttpApiSchema.param("guest_port", Box.GuestPortFromPath)
+
+/**
+ * Listeners (published ports): DELETE /boxes/{box_id}/listeners/{guest_port} (spec), and the operations the spec names
+ * without a shape that proving its listener rules needs (docs/ASSUMPTIONS.md): publish
+ * `POST /boxes/{box_id}/listeners` `{guest_port, protocol}` (201, the listener with its address) and add a custom
+ * domain `POST /boxes/{box_id}/listeners/{guest_port}/domains` `{hostname}` (the listener). All creator only: no
+ * owner override (spec: "Only the creator of a box may publish or unpublish ports", "adding and removing custom
+ * domains" stay with the creator). A box without persistence answers 409.
+ */
 export class ListenersGroup extends HttpApiGroup.make("listeners")
   .add(
     commonErrors(
-      HttpApiEndpoint.del("unpublish")`/boxes/${BoxIdParam}/listeners/${
-        HttpApiSchema.param("guest_port", Schema.NumberFromString.pipe(Schema.compose(Box.GuestPort)))
-      }`
+      HttpApiEndpoint.post("publish")`/boxes/${BoxIdParam}/listeners`
+        .setHeaders(BoxHeaders)
+        .setPayload(Box.PublishListenerRequest)
+        .addSuccess(Box.Listener, { status: 201 })
+        .addError(Errors.Conflict)
+    )
+  )
+  .add(
+    commonErrors(
+      HttpApiEndpoint.post("addDomain")`/boxes/${BoxIdParam}/listeners/${GuestPortParam}/domains`
+        .setHeaders(BoxHeaders)
+        .setPayload(Box.AddDomainRequest)
+        .addSuccess(Box.Listener)
+        .addError(Errors.Conflict)
+    )
+  )
+  .add(
+    commonErrors(
+      HttpApiEndpoint.del("unpublish")`/boxes/${BoxIdParam}/listeners/${GuestPortParam}`
         .setHeaders(BoxHeaders)
         .addSuccess(Box.UnpublishResult)
         .addError(Errors.Conflict)
@@ -271,7 +299,13 @@ const ResponseHeaders = Schema.Struct({
   [ModelResponse.completionWindowHeader]: Schema.optional(ModelResponse.CompletionWindow)
 })
 
-/** Model responses: POST /responses (spec) and GET /responses/{response_id} (named without a shape). */
+/**
+ * Model responses: POST /responses (spec) and GET /responses/{response_id} (named without a shape; it returns the
+ * same object as a completion webhook). POST answers 200 with the finished object (foreground), 202 with the accepted
+ * object (background), or, when `stream` is true on a foreground request, 200 `text/event-stream` of Responses events
+ * (written by the handler; the contract cannot express a stream). Headers: `Idempotency-Key` and the completion-window
+ * header `x-completion-window` (docs/ASSUMPTIONS.md).
+ */
 export class ResponsesGroup extends HttpApiGroup.make("responses")
   .add(
     commonErrors(
@@ -283,6 +317,13 @@ export class ResponsesGroup extends HttpApiGroup.make("responses")
         .addError(Errors.Conflict)
         .addError(Errors.IdempotentRequestInFlight)
         .annotate(Idempotent, true)
+        .annotate(
+          OpenApi.Description,
+          "Creates a model response. 200: the finished Model response object (foreground); 202: the accepted object " +
+            "(background: true), completed later; with stream: true on a foreground request, 200 is a " +
+            "text/event-stream of Responses events (response.created ... response.completed / response.incomplete / " +
+            "response.failed), each with sequence_number."
+        )
     )
   )
   .add(

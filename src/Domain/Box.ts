@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { hasControlCharacter, PolicyDocument } from "./EgressPolicy.js"
+import { characterLength, hasControlCharacter, PolicyDocument } from "./EgressPolicy.js"
 import { AppId, BoxId, EgressPolicyId } from "./Ids.js"
 
 /** The box statuses the spec lists. The set is open: {@link BoxStatus} decodes any other string too. */
@@ -55,12 +55,12 @@ export const sizeLimits = {
 export const maxLifetimeSeconds = 4294967295
 
 /**
- * A box name: 1 to 128 characters, containing non-whitespace, no control characters. Stored exactly as sent,
- * surrounding spaces included. Not unique.
+ * A box name: 1 to 128 characters (Unicode code points), containing non-whitespace, no control characters. Stored
+ * exactly as sent, surrounding spaces included. Not unique.
  */
 export const BoxName = Schema.String.pipe(
-  Schema.filter((name) => name.length >= 1 || "name must be 1 to 128 characters"),
-  Schema.filter((name) => name.length <= 128 || "name must be at most 128 characters"),
+  Schema.filter((name) => characterLength(name) >= 1 || "name must be 1 to 128 characters"),
+  Schema.filter((name) => characterLength(name) <= 128 || "name must be at most 128 characters"),
   Schema.filter((name) => /\S/.test(name) || "name must contain a non-whitespace character"),
   Schema.filter((name) => !hasControlCharacter(name) || "name must not contain control characters")
 ).annotations({ title: "BoxName" })
@@ -99,6 +99,15 @@ export const needsImageBuild = (image: ImageSpec): boolean =>
 export const GuestPort = Schema.Int.pipe(
   Schema.between(1, 65535, { message: () => "guest_port must be an integer from 1 to 65535" })
 ).annotations({ title: "GuestPort" })
+
+/**
+ * A `guest_port` path parameter: decimal digits only (no sign, exponent, hex or spaces) for an integer 1 to 65535.
+ */
+export const GuestPortFromPath = Schema.String.pipe(
+  Schema.pattern(/^[0-9]{1,5}$/, { message: () => "guest_port must be an integer from 1 to 65535" }),
+  Schema.compose(Schema.NumberFromString),
+  Schema.compose(GuestPort)
+).annotations({ title: "GuestPortFromPath" })
 
 /**
  * An `ingress_ports` item (sub-fields not shown by the spec; docs/ASSUMPTIONS.md): the `guest_port` to publish and its
@@ -188,7 +197,7 @@ export const CreateBoxRequest = Schema.Struct({
     ) {
       issues.push({
         path: ["ingress_ports"],
-        message: "egress_policy.no_network: true cannot be combined with ingress_ports"
+        message: "ingress_ports cannot be combined with egress_policy.no_network: true"
       })
     }
     return issues
@@ -217,14 +226,47 @@ export const CreateBoxResponse = Schema.Struct({
 /** The answer of create box. */
 export type CreateBoxResponse = typeof CreateBoxResponse.Type
 
-/** A published port of a box: its `guest_port`, `protocol` and public address (docs/ASSUMPTIONS.md). */
+/**
+ * A published port of a box: its `guest_port`, `protocol`, public `address` (an https URL for http ports, `host:port`
+ * for tcp ports) and, for http ports, the `custom_domains` registered for it (docs/ASSUMPTIONS.md).
+ */
 export const Listener = Schema.Struct({
   guest_port: GuestPort,
   protocol: Schema.Literal("http", "tcp"),
-  address: Schema.String
+  address: Schema.String,
+  custom_domains: Schema.optional(Schema.Array(Schema.String))
 })
 /** A published port. */
 export type Listener = typeof Listener.Type
+
+/**
+ * Body of the publish operation `POST /boxes/{box_id}/listeners` (shape not shown by the spec; docs/ASSUMPTIONS.md):
+ * the `guest_port` (1 to 65535) and its `protocol`, `http` (default) or `tcp`. Same shape as an `ingress_ports` item.
+ */
+export const PublishListenerRequest = IngressPort.annotations({ title: "PublishListenerRequest" })
+/** Body of the publish operation. */
+export type PublishListenerRequest = typeof PublishListenerRequest.Type
+
+/**
+ * A custom domain: a DNS host name of at most 253 characters, two or more dot-separated labels of 1 to 63 letters,
+ * digits or dashes (no dash first or last in a label). Decoding lowercases it (docs/ASSUMPTIONS.md).
+ */
+export const Hostname = Schema.String.pipe(
+  Schema.filter((hostname) =>
+    (hostname.length <= 253 &&
+      /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(hostname)) ||
+    "hostname must be a DNS name: dot-separated labels of letters, digits and dashes, at most 253 characters"
+  ),
+  Schema.compose(Schema.Lowercase)
+).annotations({ title: "Hostname" })
+
+/**
+ * Body of `POST /boxes/{box_id}/listeners/{guest_port}/domains` (custom domains are named by the spec without a shape;
+ * docs/ASSUMPTIONS.md): the `hostname` to serve the http port on.
+ */
+export const AddDomainRequest = Schema.Struct({ hostname: Hostname })
+/** Body of the add-domain operation. */
+export type AddDomainRequest = typeof AddDomainRequest.Type
 
 /**
  * The box record returned by GET /boxes/{box_id}. The spec shows `box_id`, `status`, `error_message`; the other

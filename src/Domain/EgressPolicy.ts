@@ -11,22 +11,34 @@ import { EgressPolicyId } from "./Ids.js"
 /** The largest encoded policy document, in bytes: 64 KiB (spec Limits). */
 export const maxDocumentBytes = 64 * 1024
 
-/**
- * The policy document; every field optional. The contents of `rules` and `missing_alpn` are not shown by the spec:
- * boxkit keeps them as JSON objects (docs/ASSUMPTIONS.md). At most 64 KiB encoded as JSON (UTF-8 bytes).
- * The empty document `{}` allows every destination and applies no rules.
- */
-export const PolicyDocument = Schema.Struct({
+/** The size of a JSON value in its compact JSON encoding (`JSON.stringify`), in UTF-8 bytes. */
+export const encodedBytes = (value: unknown): number => new TextEncoder().encode(JSON.stringify(value)).byteLength
+
+const documentTooLarge = `document must be at most ${maxDocumentBytes} bytes (64 KiB) encoded as JSON`
+
+const PolicyDocumentFields = Schema.Struct({
   no_network: Schema.optional(Schema.Boolean),
   allowlist: Schema.optional(Schema.Array(Schema.String)),
   blocked: Schema.optional(Schema.Array(Schema.String)),
   rules: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   missing_alpn: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 }).pipe(
-  Schema.filter((document) =>
-    new TextEncoder().encode(JSON.stringify(document)).byteLength <= maxDocumentBytes ||
-    `document must be at most ${maxDocumentBytes} bytes (64 KiB) encoded`
-  )
+  Schema.filter((document) => encodedBytes(document) <= maxDocumentBytes || documentTooLarge)
+)
+
+/**
+ * The policy document; every field optional. The contents of `rules` and `missing_alpn` are not shown by the spec:
+ * boxkit keeps them as JSON objects (docs/ASSUMPTIONS.md). At most 64 KiB (65,536 bytes) encoded: the document as
+ * received, in compact JSON (UTF-8), unknown members included, is measured before decoding, and the decoded
+ * document again (so a client-side check of a document value refuses the same sizes).
+ * The empty document `{}` allows every destination and applies no rules.
+ */
+export const PolicyDocument = Schema.compose(
+  Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
+    Schema.filter((raw) => encodedBytes(raw) <= maxDocumentBytes || documentTooLarge)
+  ),
+  PolicyDocumentFields,
+  { strict: false }
 ).annotations({ title: "PolicyDocument" })
 /** The policy document. */
 export type PolicyDocument = typeof PolicyDocument.Type
@@ -65,15 +77,31 @@ export const normalize = (document: PolicyDocument): PolicyDocument => {
 /** True when `text` contains a control character (C0, DEL or C1), such as a tab or a line break. */
 export const hasControlCharacter = (text: string): boolean => /[\u0000-\u001f\u007f-\u009f]/.test(text)
 
+/** The length of `text` in characters (Unicode code points, so an emoji counts once). */
+export const characterLength = (text: string): number => {
+  let count = 0
+  for (const _ of text) count++
+  return count
+}
+
 /**
- * A policy name: 1 to 128 characters after surrounding whitespace is trimmed, with visible text, no tabs, line
- * breaks or other control characters. Decoding trims. Source: spec PATCH egress policy, Limits.
+ * True when `text` has visible text: a character that is not whitespace, not a format character (zero-width space,
+ * joiners, direction marks) and not a control character.
+ */
+export const hasVisibleText = (text: string): boolean => /[^\s\p{Cf}\p{Cc}\p{Z}]/u.test(text)
+
+/**
+ * A policy name: 1 to 128 characters (code points) after surrounding whitespace is trimmed, with visible text, no
+ * tabs, line breaks or other control characters. Decoding trims. Source: spec PATCH egress policy, Limits.
  */
 export const PolicyName = Schema.String.pipe(
   Schema.filter((raw) => !hasControlCharacter(raw) || "name must not contain tabs, line breaks or control characters"),
   Schema.compose(Schema.Trim),
-  Schema.filter((name) => name.length >= 1 || "name must contain visible text (1 to 128 characters after trimming)"),
-  Schema.filter((name) => name.length <= 128 || "name must be at most 128 characters after trimming")
+  Schema.filter((name) =>
+    characterLength(name) >= 1 || "name must contain visible text (1 to 128 characters after trimming)"
+  ),
+  Schema.filter((name) => characterLength(name) <= 128 || "name must be at most 128 characters after trimming"),
+  Schema.filter((name) => hasVisibleText(name) || "name must contain visible text, not only invisible characters")
 ).annotations({ title: "PolicyName" })
 
 /** The Egress policy object. Source: spec Egress policy. `updated_at` is when the name last changed. */

@@ -35,13 +35,28 @@ export class Secret extends Schema.Class<Secret>("Secret")({
   updated_at: Schema.String
 }) {}
 
+/** The largest secret value, in characters (docs/ASSUMPTIONS.md). */
+export const maxSecretValueLength = 65536
+
+/**
+ * A secret value: a string of at most {@link maxSecretValueLength} characters, held `Redacted`. Its error messages
+ * never quote the value (a rejected value must not appear in any answer or log line).
+ */
+export const SecretValue = Schema.Redacted(
+  Schema.String.annotations({ message: () => "value must be a string" }).pipe(
+    Schema.maxLength(maxSecretValueLength, {
+      message: () => `value must be at most ${maxSecretValueLength} characters`
+    })
+  )
+)
+
 /**
  * Body of the create-secret operation (`POST {base_url}/secrets`, shape not shown by the spec; docs/ASSUMPTIONS.md):
  * a {@link SecretName} and its value, which is write-only. Creating an existing name replaces its value.
  */
 export const CreateSecretRequest = Schema.Struct({
   name: SecretName,
-  value: Schema.Redacted(Schema.String.pipe(Schema.maxLength(65536)))
+  value: SecretValue
 })
 /** Body of the create-secret operation. */
 export type CreateSecretRequest = typeof CreateSecretRequest.Type

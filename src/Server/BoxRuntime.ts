@@ -1,7 +1,9 @@
 /**
  * The simulated box runtime of the local service: boots boxes (`creating` → `running`, or `failed` with
- * `error_message`), moves them between states, applies upgrades as the spec's States table says, and terminates boxes
- * whose `max_lifetime_seconds` elapsed (checked periodically).
+ * `error_message`), moves them between states, applies upgrades as the spec's States table says (a running box
+ * restarts onto the current runtime, taking the boot delay; a paused or sleeping box applies a recorded upgrade on its
+ * next wake, a cold start), and terminates boxes whose `max_lifetime_seconds` elapsed, whatever their state (checked
+ * every `expiryCheckInterval`, so termination can come after the deadline).
  *
  * Base images of the local runtime (docs/ASSUMPTIONS.md): `debian`, `ubuntu`, `alpine` boot normally;
  * `boxkit/no-clipboard` boots without a clipboard (clipboard writes answer 501); `boxkit/ephemeral` boots without
@@ -13,7 +15,7 @@
  */
 import { Clock, Context, Effect, Layer, Option, Ref, Schedule } from "effect"
 import { LocalServiceConfig } from "./LocalServiceConfig.js"
-import { Boxes, type BoxRecord, TcpAddresses } from "./Repositories.js"
+import { Boxes, type BoxRecord, type ListenerRecord, TcpAddresses } from "./Repositories.js"
 
 /** Base images the local runtime knows, with their capabilities. */
 export const baseImages: Readonly<Record<string, { clipboard: boolean; persistent: boolean; failsToStart: boolean }>> = {
@@ -36,15 +38,44 @@ export class BoxRuntime extends Context.Tag("boxkit/server/BoxRuntime")<BoxRunti
   readonly setCurrentVersion: (version: number) => Effect.Effect<void>
   /** Starts booting a box in `creating`; it becomes `running` (or `failed`) after the boot delay. */
   readonly boot: (boxId: string) => Effect.Effect<void>
-  /** A cold start of a paused or sleeping box, applying a recorded upgrade. */
+  /**
+   * A wake of a paused or sleeping box (resume). With a recorded upgrade it is a cold start: the box moves onto the
+   * current runtime, memory and processes do not survive (clipboard and terminals cleared), `bootCount` + 1.
+   */
   readonly wake: (box: BoxRecord) => Effect.Effect<BoxRecord>
-  /** Terminates a box now, releasing its tcp addresses to the organization. None when it does not exist. */
+  /**
+   * The upgrade of a running box that is not on the current runtime: it moves onto the current version and restarts
+   * (processes stop, memory clears: clipboard and terminals cleared, `bootCount` + 1). The state changes at once; the
+   * call returns after the simulated restart time (`bootDelay`). None when the box does not exist.
+   */
+  readonly restart: (boxId: string) => Effect.Effect<Option.Option<BoxRecord>>
+  /**
+   * Terminates a box now: its listeners go (tcp addresses return to the organization's pool), clipboard and terminals
+   * are cleared. None when it does not exist.
+   */
   readonly terminate: (boxId: string) => Effect.Effect<Option.Option<BoxRecord>>
   /** Terminates every box whose lifetime has elapsed; returns how many. */
   readonly expire: Effect.Effect<number>
 }>() {}
 
-const terminated = (box: BoxRecord): BoxRecord => ({ ...box, status: "terminated", clipboard: null, terminalSizes: {} })
+const terminated = (box: BoxRecord): BoxRecord => ({
+  ...box,
+  status: "terminated",
+  listeners: [],
+  clipboard: null,
+  terminalSizes: {}
+})
+
+/** A cold start onto runtime `version`: memory and processes do not survive. */
+const coldStart = (box: BoxRecord, version: number): BoxRecord => ({
+  ...box,
+  status: "running",
+  pendingUpgrade: false,
+  guestSchemaVersion: version,
+  clipboard: null,
+  terminalSizes: {},
+  bootCount: box.bootCount + 1
+})
 
 /** The runtime, with the periodic lifetime check running in the layer's scope. */
 export const layer = Layer.scoped(
@@ -57,11 +88,15 @@ export const layer = Layer.scoped(
 
     const terminate = (boxId: string) =>
       Effect.gen(function*() {
-        const before = yield* boxes.get(boxId)
-        const updated = yield* boxes.update(boxId, terminated)
-        if (Option.isSome(before) && before.value.status !== "terminated") {
-          for (const listener of before.value.listeners) {
-            if (listener.protocol === "tcp") yield* tcpAddresses.release(before.value.orgId, listener.address)
+        // The listeners are taken in the same atomic update, so concurrent terminations release each address once.
+        let released: ReadonlyArray<ListenerRecord> = []
+        const updated = yield* boxes.update(boxId, (box) => {
+          released = box.listeners
+          return terminated(box)
+        })
+        if (Option.isSome(updated)) {
+          for (const listener of released) {
+            if (listener.protocol === "tcp") yield* tcpAddresses.release(updated.value.orgId, listener.address)
           }
         }
         return updated
@@ -111,18 +146,15 @@ export const layer = Layer.scoped(
         Effect.gen(function*() {
           const current = yield* Ref.get(version)
           const updated = yield* boxes.update(box.id, (record) =>
-            record.pendingUpgrade
-              ? {
-                ...record,
-                status: "running",
-                pendingUpgrade: false,
-                guestSchemaVersion: current,
-                clipboard: null,
-                terminalSizes: {},
-                bootCount: record.bootCount + 1
-              }
-              : { ...record, status: "running" })
+            record.pendingUpgrade ? coldStart(record, current) : { ...record, status: "running" })
           return Option.getOrElse(updated, () => box)
+        }),
+      restart: (boxId) =>
+        Effect.gen(function*() {
+          const current = yield* Ref.get(version)
+          const updated = yield* boxes.update(boxId, (record) => coldStart(record, current))
+          yield* Effect.sleep(config.bootDelay)
+          return updated
         }),
       expire
     }

@@ -1,7 +1,8 @@
 /**
  * Every failure of the local service becomes the spec's error envelope here, once: typed API errors, schema failures
- * of path, query, headers or body (400 naming the field), malformed JSON (400), unknown routes (404) and defects
- * (500, logged).
+ * of path, query, headers or body (400 naming the field), malformed JSON (400, without quoting the body), unknown
+ * routes (404), defects (500, logged), and requests that are not even valid HTTP (400, see
+ * {@link withEnvelopeOnClientError}).
  *
  * Source: spec "Errors" (envelope, status table) and "Endpoints / Common rules" ("Error responses use the envelope").
  *
@@ -9,8 +10,31 @@
  */
 import { HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Data, Duration, Effect, Option } from "effect"
+import type { Server } from "node:http"
+import type { Duplex } from "node:stream"
 import * as ApiError from "../ApiError.js"
 import * as Routes from "./Routes.js"
+
+/**
+ * Makes a Node HTTP server answer requests that are not valid HTTP (a raw non-ASCII byte in the path, a malformed
+ * header line, headers too large) with the error envelope too: 400 `invalid_request_error`, then the connection is
+ * closed, as Node does by default with an empty body. Connections that are already gone are just destroyed.
+ */
+export const withEnvelopeOnClientError = <S extends Server>(server: S): S => {
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === "ECONNRESET" || !socket.writable) {
+      socket.destroy()
+      return
+    }
+    const reason = error.code === "HPE_HEADER_OVERFLOW" ? "the request headers are too large" : "the request is not valid HTTP"
+    const body = JSON.stringify(ApiError.toEnvelope(ApiError.make.invalidRequest(`Malformed request: ${reason}.`)))
+    socket.end(
+      "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n" +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+    )
+  })
+  return server
+}
 
 /** A request body that is not valid JSON where JSON was expected. */
 export class MalformedJsonBody extends Data.TaggedError("MalformedJsonBody")<{ readonly reason: string }> {}
@@ -31,21 +55,49 @@ const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
   )
 
 /**
+ * A schema message made readable: the structural "Expected { readonly ... }, actual ..." of a whole object or array
+ * becomes "must be a JSON object" / "must be a JSON array"; other messages are kept.
+ */
+const readableMessage = (message: string): string => {
+  if (/^Expected \{/.test(message)) return "must be a JSON object"
+  if (/^Expected (?:ReadonlyArray|Array)</.test(message)) return "must be a JSON array"
+  if (/^Expected \[/.test(message)) return "must be a JSON array"
+  return message
+}
+
+/**
  * The 400 of a schema failure. `param` names the field (dotted, with `[i]` for array items); errors of path
  * parameters have `param` null, as the spec shows for the secret name (docs/ASSUMPTIONS.md), and their message names
- * the parameter.
+ * the parameter. Of several issues (a union tried member by member) the deepest one is reported: it names the most
+ * specific field.
  */
 export const fromDecodeError = (
   error: HttpApiError.HttpApiDecodeError,
   request: HttpServerRequest.HttpServerRequest
 ): ApiError.InvalidRequestError => {
-  const issue = error.issues[0]
+  const issue = error.issues.reduce<(typeof error.issues)[number] | undefined>(
+    (deepest, candidate) => deepest === undefined || candidate.path.length > deepest.path.length ? candidate : deepest,
+    undefined
+  )
   if (issue === undefined) return ApiError.make.invalidRequest(error.message)
   const field = formatPath(issue.path)
   const route = Routes.match(request.method, request.url.split("?")[0])
   const isPathParameter = route !== undefined && route.pathParameters.includes(String(issue.path[0]))
-  const where = field === "" ? "request body" : isPathParameter ? `path parameter ${field}` : field
-  return ApiError.make.invalidRequest(`Invalid ${where}: ${issue.message}`, isPathParameter || field === "" ? null : field)
+  const message = readableMessage(issue.message)
+  if (field === "") return ApiError.make.invalidRequest(`Invalid request body: ${message}`, null)
+  const where = isPathParameter ? `path parameter ${field}` : field
+  return ApiError.make.invalidRequest(`Invalid ${where}: ${message}`, isPathParameter ? null : field)
+}
+
+/**
+ * The message of a body that is not valid JSON. Only the position of the error is kept: the parser's own message can
+ * quote the body, which may hold a secret.
+ */
+export const malformedJsonMessage = (reason: string): string => {
+  const position = /position (\d+)/.exec(reason)
+  return position !== null
+    ? `Request body is not valid JSON (syntax error at position ${position[1]}).`
+    : "Request body is not valid JSON."
 }
 
 /** Maps a failed request's cause to the envelope answer. Interruptions stay interruptions. */
@@ -69,7 +121,7 @@ export const fromCause = (
   }
   const defect = Cause.squash(cause)
   if (defect instanceof MalformedJsonBody) {
-    return Effect.succeed(fromApiError(ApiError.make.invalidRequest(`Request body is not valid JSON: ${defect.reason}`)))
+    return Effect.succeed(fromApiError(ApiError.make.invalidRequest(malformedJsonMessage(defect.reason))))
   }
   return Effect.logError("request failed with a server error", cause).pipe(
     Effect.as(fromApiError(ApiError.make.server()))

@@ -8,12 +8,26 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Layer } from "effect"
+import { Clock, Context, Data, Duration, Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
 import { LocalServiceConfig } from "./LocalServiceConfig.js"
 
 /** The largest key, in UTF-8 bytes (spec Limits). */
 export const maxKeyBytes = 255
+
+/**
+ * The size in bytes of a header value as it was sent. HTTP/1.1 servers hand header bytes over one character per byte
+ * (latin1), so a key sent as UTF-8 counts each of its bytes once (a non-ASCII character counts for more than one);
+ * a character above U+00FF (only possible from other adapters) counts its UTF-8 bytes.
+ */
+export const headerBytes = (value: string): number => {
+  let bytes = 0
+  for (const character of value) {
+    const code = character.codePointAt(0)!
+    bytes += code <= 0xff ? 1 : code <= 0x7ff ? 2 : code <= 0xffff ? 3 : 4
+  }
+  return bytes
+}
 
 /** A remembered answer: status, the headers that matter, and the body bytes. */
 export interface RememberedAnswer {
@@ -22,10 +36,20 @@ export interface RememberedAnswer {
   readonly body: Uint8Array
 }
 
+/** The store could not read or record a key (a durable store's failure); `reason` says why. */
+export class IdempotencyStoreError extends Data.TaggedError("IdempotencyStoreError")<{ readonly reason: string }> {}
+
 /** The outcome of presenting a key. */
 export type Claim =
-  /** First use (or an unsettled key): run the request, then `settle` or `release`. */
-  | { readonly _tag: "Started"; readonly settle: (answer: RememberedAnswer) => Effect.Effect<void>; readonly release: Effect.Effect<void> }
+  /**
+   * First use (or an unsettled key): run the request, then `settle` (remember the answer) or `release` (forget the
+   * key: a retry runs again). A failed `settle` must be followed by `release`.
+   */
+  | {
+    readonly _tag: "Started"
+    readonly settle: (answer: RememberedAnswer) => Effect.Effect<void, IdempotencyStoreError>
+    readonly release: Effect.Effect<void>
+  }
   /** The same request was answered before: replay `answer`. */
   | { readonly _tag: "Replay"; readonly answer: RememberedAnswer }
   /** The same key is running right now. */
@@ -43,7 +67,8 @@ type Entry =
 
 /** The store of keys. `scope` is the sending API key's id; keys of different API keys never meet. */
 export class IdempotencyStore extends Context.Tag("boxkit/server/IdempotencyStore")<IdempotencyStore, {
-  readonly claim: (scope: string, key: string, fingerprint: string) => Effect.Effect<Claim>
+  /** Presents `key` of the API key `scope` for a request with `fingerprint`; atomic with every other claim. */
+  readonly claim: (scope: string, key: string, fingerprint: string) => Effect.Effect<Claim, IdempotencyStoreError>
   /** How many keys are remembered (settled or running). */
   readonly size: Effect.Effect<number>
 }>() {}

@@ -15,9 +15,17 @@ import { Principal } from "../../Contract/Principal.js"
 import * as Box from "../../Domain/Box.js"
 import { usesSecrets } from "../../Domain/EgressPolicy.js"
 import { AppId, BoxId, mint } from "../../Domain/Ids.js"
-import { operableBox, requireOrganization } from "../BoxAccess.js"
+import { operate, requireOrganization } from "../BoxAccess.js"
 import { baseImages, BoxRuntime } from "../BoxRuntime.js"
 import { Apps, type BoxRecord, Boxes, EgressPolicies, type ListenerRecord, TcpAddresses } from "../Repositories.js"
+
+/** A listener as the API returns it: `custom_domains` only for http ports. */
+export const toListener = (record: ListenerRecord): Box.Listener => ({
+  guest_port: record.guest_port,
+  protocol: record.protocol,
+  address: record.address,
+  ...(record.protocol === "http" ? { custom_domains: [...record.customDomains] } : {})
+})
 
 /** The box record as the API returns it. */
 export const toBox = (record: BoxRecord): Box.Box =>
@@ -34,7 +42,7 @@ export const toBox = (record: BoxRecord): Box.Box =>
     max_lifetime_seconds: record.maxLifetimeSeconds,
     visibility: record.visibility,
     egress_policy: record.egressPolicy as Box.Box["egress_policy"],
-    listeners: record.listeners.map(({ address, guest_port, protocol }) => ({ address, guest_port, protocol })),
+    listeners: record.listeners.map(toListener),
     guest_schema_version: record.guestSchemaVersion,
     created_at: new Date(record.createdAtMillis).toISOString()
   })
@@ -67,11 +75,11 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "boxes", (handlers) =>
         }
         const app = yield* apps.get(orgId, payload.app_id)
         if (Option.isNone(app)) {
-          return yield* Effect.fail(ApiError.make.notFound(`No app ${payload.app_id} in this organization.`, "app_id"))
+          return yield* Effect.fail(ApiError.make.notFound(`app_id: no app ${payload.app_id} in this organization.`, "app_id"))
         }
         if (Box.needsImageBuild(payload.image)) {
           return yield* Effect.fail(ApiError.make.invalidRequest(
-            "This image requires an image build first (build steps, environment variables, a Python version, " +
+            "image: this image requires an image build first (build steps, environment variables, a Python version, " +
               "systemd, a registry image or a Dockerfile); building needs an SDK or the command-line tool.",
             "image"
           ))
@@ -79,10 +87,18 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "boxes", (handlers) =>
         const image = baseImages[payload.image.base ?? ""]
         if (image === undefined) {
           return yield* Effect.fail(ApiError.make.invalidRequest(
-            `Unknown base image ${JSON.stringify(payload.image.base)}; the local service knows ${
+            `image.base: unknown base image ${JSON.stringify(payload.image.base)}; the local service knows ${
               Object.keys(baseImages).join(", ")
             }.`,
             "image.base"
+          ))
+        }
+        if (!image.persistent && (payload.ingress_ports?.length ?? 0) > 0) {
+          return yield* Effect.fail(ApiError.make.conflict(
+            `The image ${payload.image.base} has no persistence: listeners require persistence, so ingress_ports ` +
+              "cannot be published on it.",
+            "failed_precondition",
+            "ingress_ports"
           ))
         }
         let egressPolicy: BoxRecord["egressPolicy"] = null
@@ -90,12 +106,15 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "boxes", (handlers) =>
           const saved = yield* policies.get(orgId, payload.egress_policy)
           if (Option.isNone(saved)) {
             return yield* Effect.fail(
-              ApiError.make.notFound(`No egress policy ${payload.egress_policy} in this organization.`, "egress_policy")
+              ApiError.make.notFound(
+                `egress_policy: no egress policy ${payload.egress_policy} in this organization.`,
+                "egress_policy"
+              )
             )
           }
           if (saved.value.document.no_network === true && (payload.ingress_ports?.length ?? 0) > 0) {
             return yield* Effect.fail(ApiError.make.invalidRequest(
-              "The egress policy sets no_network: true, which cannot be combined with ingress_ports.",
+              "ingress_ports: the egress policy sets no_network: true, which cannot be combined with ingress_ports.",
               "ingress_ports"
             ))
           }
@@ -103,7 +122,7 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "boxes", (handlers) =>
         } else if (payload.egress_policy !== undefined) {
           if (usesSecrets(payload.egress_policy)) {
             return yield* Effect.fail(ApiError.make.invalidRequest(
-              "An inline egress policy cannot use secrets; save it as a policy first and pass its id.",
+              "egress_policy.rules: an inline egress policy cannot use secrets; save it as a policy first and pass its id.",
               "egress_policy.rules"
             ))
           }
@@ -113,7 +132,7 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "boxes", (handlers) =>
         for (const [index, port] of (payload.ingress_ports ?? []).entries()) {
           if (ports.has(port.guest_port)) {
             return yield* Effect.fail(ApiError.make.invalidRequest(
-              `guest_port ${port.guest_port} is listed twice.`,
+              `ingress_ports[${index}].guest_port: port ${port.guest_port} is listed twice.`,
               `ingress_ports[${index}].guest_port`
             ))
           }
@@ -166,38 +185,36 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "boxes", (handlers) =>
 
     const upgrade = (boxId: string, reason: string | undefined) =>
       Effect.gen(function*() {
-        const box = yield* operableBox(yield* Principal, boxId, "upgrade", reason)
-        const current = yield* runtime.currentVersion
-        const result = (record: BoxRecord, applied: boolean): Box.UpgradeResult => ({
-          box_id: BoxId.make(record.id),
-          status: record.status,
-          applied,
-          ...(applied && record.guestSchemaVersion !== null ? { guest_schema_version: record.guestSchemaVersion } : {})
-        })
-        if (box.guestSchemaVersion === null || box.guestSchemaVersion === current) {
-          // Already current, or not booted yet (it will boot on the current runtime): nothing left to apply.
-          return result(box, true)
-        }
-        switch (box.status) {
-          case "running": {
-            const restarted = yield* boxes.update(box.id, (record) => ({
-              ...record,
-              guestSchemaVersion: current,
-              pendingUpgrade: false,
-              clipboard: null,
-              terminalSizes: {},
-              bootCount: record.bootCount + 1
-            }))
-            return result(Option.getOrElse(restarted, () => box), true)
-          }
-          case "paused":
-          case "sleeping": {
-            const recorded = yield* boxes.update(box.id, (record) => ({ ...record, pendingUpgrade: true }))
-            return result(Option.getOrElse(recorded, () => box), false)
-          }
-          default:
-            return yield* Effect.fail(conflict(`Box ${box.id} is ${box.status}; it cannot be upgraded.`))
-        }
+        const principal = yield* Principal
+        return yield* operate(principal, boxId, "upgrade", reason, "accepts", (box) =>
+          Effect.gen(function*() {
+            const current = yield* runtime.currentVersion
+            const result = (record: BoxRecord, applied: boolean): Box.UpgradeResult => ({
+              box_id: BoxId.make(record.id),
+              status: record.status,
+              applied,
+              ...(applied && record.guestSchemaVersion !== null
+                ? { guest_schema_version: record.guestSchemaVersion }
+                : {})
+            })
+            if (box.guestSchemaVersion === null || box.guestSchemaVersion === current) {
+              // Already current, or not booted yet (it will boot on the current runtime): nothing left to apply.
+              return result(box, true)
+            }
+            switch (box.status) {
+              case "running": {
+                const restarted = yield* runtime.restart(box.id)
+                return result(Option.getOrElse(restarted, () => box), true)
+              }
+              case "paused":
+              case "sleeping": {
+                const recorded = yield* boxes.update(box.id, (record) => ({ ...record, pendingUpgrade: true }))
+                return result(Option.getOrElse(recorded, () => box), false)
+              }
+              default:
+                return yield* Effect.fail(conflict(`Box ${box.id} is ${box.status}; it cannot be upgraded.`))
+            }
+          }))
       })
 
     const transition = (
@@ -206,38 +223,40 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "boxes", (handlers) =>
       operation: "pause" | "resume" | "sleep"
     ) =>
       Effect.gen(function*() {
-        const box = yield* operableBox(yield* Principal, boxId, operation, reason)
-        if (operation === "resume") {
-          if (box.status === "running") return toBox(box)
-          if (box.status !== "paused" && box.status !== "sleeping") {
-            return yield* Effect.fail(conflict(`Box ${box.id} is ${box.status}; only a paused or sleeping box resumes.`))
-          }
-          return toBox(yield* runtime.wake(box))
-        }
-        const target = operation === "pause" ? "paused" : "sleeping"
-        if (box.status === target) return toBox(box)
-        if (box.status !== "running") {
-          return yield* Effect.fail(conflict(`Box ${box.id} is ${box.status}; only a running box can ${operation}.`))
-        }
-        const updated = yield* boxes.update(box.id, (record) => ({ ...record, status: target }))
-        return toBox(Option.getOrElse(updated, () => box))
+        const principal = yield* Principal
+        return yield* operate(principal, boxId, operation, reason, "accepts", (box) =>
+          Effect.gen(function*() {
+            if (operation === "resume") {
+              if (box.status === "running") return toBox(box)
+              if (box.status !== "paused" && box.status !== "sleeping") {
+                return yield* Effect.fail(
+                  conflict(`Box ${box.id} is ${box.status}; only a paused or sleeping box resumes.`)
+                )
+              }
+              return toBox(yield* runtime.wake(box))
+            }
+            const target = operation === "pause" ? "paused" : "sleeping"
+            if (box.status === target) return toBox(box)
+            if (box.status !== "running") {
+              return yield* Effect.fail(conflict(`Box ${box.id} is ${box.status}; only a running box can ${operation}.`))
+            }
+            const updated = yield* boxes.update(box.id, (record) => ({ ...record, status: target }))
+            return toBox(Option.getOrElse(updated, () => box))
+          }))
       })
 
     return handlers
       .handle("create", ({ payload }) => create(payload))
       .handle("retrieve", ({ headers, path }) =>
-        Principal.pipe(
-          Effect.flatMap((principal) => operableBox(principal, path.box_id, "read", headers[OwnerOverrideHeader])),
-          Effect.map(toBox)
-        ))
+        Effect.flatMap(Principal, (principal) =>
+          operate(principal, path.box_id, "read", headers[OwnerOverrideHeader], "accepts", (box) =>
+            Effect.succeed(toBox(box)))))
       .handle("upgrade", ({ headers, path }) => upgrade(path.box_id, headers[OwnerOverrideHeader]))
       .handle("pause", ({ headers, path }) => transition(path.box_id, headers[OwnerOverrideHeader], "pause"))
       .handle("resume", ({ headers, path }) => transition(path.box_id, headers[OwnerOverrideHeader], "resume"))
       .handle("sleep", ({ headers, path }) => transition(path.box_id, headers[OwnerOverrideHeader], "sleep"))
       .handle("terminate", ({ headers, path }) =>
-        Effect.gen(function*() {
-          const box = yield* operableBox(yield* Principal, path.box_id, "terminate", headers[OwnerOverrideHeader])
-          const terminated = yield* runtime.terminate(box.id)
-          return toBox(Option.getOrElse(terminated, () => box))
-        }))
+        Effect.flatMap(Principal, (principal) =>
+          operate(principal, path.box_id, "terminate", headers[OwnerOverrideHeader], "accepts", (box) =>
+            Effect.map(runtime.terminate(box.id), (terminated) => toBox(Option.getOrElse(terminated, () => box))))))
   }))

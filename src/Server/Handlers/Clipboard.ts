@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
-import { operableBox } from "../BoxAccess.js"
+import { operate } from "../BoxAccess.js"
 import { Boxes } from "../Repositories.js"
 
 /** The largest clipboard write, in bytes: 8 MiB (docs/ASSUMPTIONS.md). */
@@ -38,23 +38,38 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "clipboard", (handlers)
             "Content-Type"
           ))
         }
-        const box = yield* operableBox(yield* Principal, path.box_id, "write the clipboard of", headers[OwnerOverrideHeader])
-        if (!box.hasClipboard) {
-          return yield* Effect.fail(ApiError.make.notImplemented("The guest image of this box has no clipboard."))
-        }
-        if (box.status !== "running") {
-          return yield* Effect.fail(ApiError.make.conflict(
-            `Box ${box.id} is ${box.status}; the clipboard takes writes only while the box is running.`,
-            "failed_precondition"
-          ))
-        }
-        const bytes = new Uint8Array(yield* Effect.orDie(request.arrayBuffer))
-        if (bytes.byteLength > maxClipboardBytes) {
-          return yield* Effect.fail(ApiError.make.invalidRequest(
-            `Clipboard body too large: ${bytes.byteLength} bytes; the maximum is ${maxClipboardBytes} bytes.`
-          ))
-        }
-        yield* boxes.update(box.id, (record) => ({ ...record, clipboard: { mediaType, bytes } }))
-        return {}
+        const principal = yield* Principal
+        return yield* operate(principal, path.box_id, "write the clipboard of", headers[OwnerOverrideHeader], "accepts", (box) =>
+          Effect.gen(function*() {
+            if (!box.hasClipboard) {
+              return yield* Effect.fail(ApiError.make.notImplemented("The guest image of this box has no clipboard."))
+            }
+            if (box.status !== "running") {
+              return yield* Effect.fail(ApiError.make.conflict(
+                `Box ${box.id} is ${box.status}; the clipboard takes writes only while the box is running.`,
+                "failed_precondition"
+              ))
+            }
+            const bytes = new Uint8Array(yield* Effect.orDie(request.arrayBuffer))
+            if (bytes.byteLength > maxClipboardBytes) {
+              return yield* Effect.fail(ApiError.make.invalidRequest(
+                `Clipboard body too large: ${bytes.byteLength} bytes; the maximum is ${maxClipboardBytes} bytes.`
+              ))
+            }
+            // Written only while the box is still running (it may have been paused since it was read).
+            const written = { ok: false }
+            yield* boxes.update(box.id, (record) => {
+              if (record.status !== "running") return record
+              written.ok = true
+              return { ...record, clipboard: { mediaType, bytes } }
+            })
+            if (!written.ok) {
+              return yield* Effect.fail(ApiError.make.conflict(
+                `Box ${box.id} stopped running; the clipboard takes writes only while the box is running.`,
+                "failed_precondition"
+              ))
+            }
+            return {}
+          }))
       }))
   }))

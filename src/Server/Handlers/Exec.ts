@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
-import { operableBox } from "../BoxAccess.js"
+import { operate } from "../BoxAccess.js"
 import { Boxes } from "../Repositories.js"
 
 /** The exec handlers. */
@@ -30,14 +30,23 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "exec", (handlers) =>
           }
           execId = urlParams.exec_request_id
         }
-        const box = yield* operableBox(yield* Principal, path.box_id, "resize an exec of", headers[OwnerOverrideHeader])
-        // Only execs with a terminal have a size to set; any other id (unknown, or without a terminal) is a no-op.
-        if (execId in box.terminalSizes) {
-          yield* boxes.update(box.id, (record) => ({
-            ...record,
-            terminalSizes: { ...record.terminalSizes, [execId]: { cols: payload.cols, rows: payload.rows } }
-          }))
-        }
-        return {}
+        const principal = yield* Principal
+        return yield* operate(
+          principal,
+          path.box_id,
+          "resize an exec of",
+          headers[OwnerOverrideHeader],
+          "accepts",
+          (box) =>
+            Effect.gen(function*() {
+              // Only execs with a terminal have a size to set; any other id (unknown, or without a terminal) is a
+              // no-op. The check and the write are one atomic update.
+              yield* boxes.update(box.id, (record) =>
+                execId in record.terminalSizes
+                  ? { ...record, terminalSizes: { ...record.terminalSizes, [execId]: { cols: payload.cols, rows: payload.rows } } }
+                  : record)
+              return {}
+            })
+        )
       }))
   }))

@@ -1,0 +1,142 @@
+/**
+ * The request pipeline's idempotency, driven directly with a controllable handler (spec: Create a box, "A server
+ * error or a failure to record the answer can leave a key unsettled"; Limits / Idempotency rules): a 5xx, a failed
+ * handler, an interrupted request and a failure to record each leave the key unsettled, and concurrent first
+ * requests with one key never both execute.
+ */
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber, Layer, Ref } from "effect"
+import * as Idempotency from "../../src/Server/Idempotency.js"
+import * as LocalService from "../../src/Server/LocalService.js"
+import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
+import * as Repositories from "../../src/Server/Repositories.js"
+import * as RequestPipeline from "../../src/Server/RequestPipeline.js"
+import * as Harness from "../support/Harness.js"
+
+const base = Layer.mergeAll(
+  Layer.effectDiscard(LocalService.applySeed(Harness.seed)).pipe(Layer.provideMerge(Repositories.layerMemory)),
+  RequestPipeline.admissionLayer
+).pipe(Layer.provideMerge(LocalServiceConfig.layer()))
+
+/** The memory store, except that recording an answer always fails. */
+const storeThatCannotRecord = Layer.effect(
+  Idempotency.IdempotencyStore,
+  Effect.map(Idempotency.IdempotencyStore, (inner) => ({
+    ...inner,
+    claim: (scope: string, key: string, print: string) =>
+      Effect.map(inner.claim(scope, key, print), (claim): Idempotency.Claim =>
+        claim._tag === "Started"
+          ? { ...claim, settle: () => Effect.fail(new Idempotency.IdempotencyStoreError({ reason: "disk full" })) }
+          : claim)
+  }))
+).pipe(Layer.provide(Idempotency.layerMemory))
+
+const memory = Layer.provideMerge(Idempotency.layerMemory, base)
+const cannotRecord = Layer.provideMerge(storeThatCannotRecord, base)
+
+const createRequest = (key: string) =>
+  HttpServerRequest.fromWeb(
+    new Request("http://local/v1/boxes", {
+      method: "POST",
+      headers: { authorization: "Bearer sk_acme_org", "content-type": "application/json", "idempotency-key": key }
+    })
+  )
+
+/** Runs the pipeline around `handler` for one create-box request with `key`. */
+const send = <E>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E>, key = "k") =>
+  Effect.flatMap(RequestPipeline.make, (pipeline) =>
+    Effect.provideService(pipeline(handler), HttpServerRequest.HttpServerRequest, createRequest(key)))
+
+/** A handler that counts its executions and answers `statuses` in turn (the last one repeats). */
+const counting = (statuses: ReadonlyArray<number>) =>
+  Effect.map(Ref.make(0), (executions) => ({
+    executions,
+    handler: Effect.flatMap(Ref.getAndUpdate(executions, (n) => n + 1), (n) =>
+      HttpServerResponse.json({ execution: n }, { status: statuses[Math.min(n, statuses.length - 1)] }))
+  }))
+
+const bodyOf = (response: HttpServerResponse.HttpServerResponse) =>
+  response.body._tag === "Uint8Array" ? JSON.parse(new TextDecoder().decode(response.body.body)) : undefined
+
+describe("idempotency in the request pipeline", () => {
+  it.effect("a 5xx answer leaves the key unsettled: the retry runs again", () =>
+    Effect.gen(function*() {
+      const { executions, handler } = yield* counting([500, 201])
+      expect((yield* send(handler)).status).toBe(500)
+      const retried = yield* send(handler)
+      expect(retried.status).toBe(201)
+      expect(retried.headers["idempotent-replayed"]).toBeUndefined()
+      const replayed = yield* send(handler)
+      expect(replayed.headers["idempotent-replayed"]).toBe("true")
+      expect(bodyOf(replayed)).toEqual({ execution: 1 })
+      expect(yield* Ref.get(executions)).toBe(2)
+    }).pipe(Effect.provide(memory)))
+
+  it.effect("a failed handler leaves the key unsettled", () =>
+    Effect.gen(function*() {
+      const executions = yield* Ref.make(0)
+      const handler = Effect.flatMap(Ref.getAndUpdate(executions, (n) => n + 1), (n) =>
+        n === 0 ? Effect.die("boom") : HttpServerResponse.json({ ok: true }, { status: 201 }))
+      const failed = yield* Effect.exit(send(handler))
+      expect(Exit.isFailure(failed)).toBe(true)
+      expect((yield* send(handler)).status).toBe(201)
+      expect(yield* Ref.get(executions)).toBe(2)
+    }).pipe(Effect.provide(memory)))
+
+  it.effect("an interrupted request leaves the key unsettled", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const executions = yield* Ref.make(0)
+      const handler = Effect.flatMap(Ref.getAndUpdate(executions, (n) => n + 1), (n) =>
+        n === 0
+          ? Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)
+          : HttpServerResponse.json({ ok: true }, { status: 201 }))
+      const first = yield* Effect.fork(send(handler))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(first)
+      expect((yield* send(handler)).status).toBe(201)
+      expect(yield* Ref.get(executions)).toBe(2)
+    }).pipe(Effect.provide(memory)))
+
+  it.effect("a failure to record the answer leaves the key unsettled; the answer still goes out", () =>
+    Effect.gen(function*() {
+      const { executions, handler } = yield* counting([201])
+      const first = yield* send(handler)
+      expect(first.status).toBe(201)
+      const second = yield* send(handler)
+      expect(second.status).toBe(201)
+      expect(second.headers["idempotent-replayed"]).toBeUndefined()
+      expect(yield* Ref.get(executions)).toBe(2)
+      const store = yield* Idempotency.IdempotencyStore
+      expect(yield* store.size).toBe(0)
+    }).pipe(Effect.provide(cannotRecord)))
+
+  it.effect("concurrent first requests with one key: exactly one executes, the others are told it is in flight", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const executions = yield* Ref.make(0)
+      const handler = Effect.zipRight(
+        Ref.update(executions, (n) => n + 1),
+        Effect.zipRight(Deferred.await(gate), HttpServerResponse.json({ ok: true }, { status: 201 }))
+      )
+      const fibers = yield* Effect.forEach(Array.from({ length: 10 }), () => Effect.fork(send(handler)))
+      // Whichever request claimed the key first is held at the gate; every other one is answered at once.
+      let done = 0
+      for (let spins = 0; done < 9 && spins < 10_000; spins++) {
+        yield* Effect.yieldNow()
+        done = (yield* Effect.forEach(fibers, Fiber.poll)).filter((exit) => exit._tag === "Some").length
+      }
+      expect(done).toBe(9)
+      expect(yield* Ref.get(executions)).toBe(1)
+      yield* Deferred.succeed(gate, undefined)
+      const responses = yield* Effect.forEach(fibers, Fiber.join)
+      const inFlight = responses.filter((response) => response.status === 409)
+      expect(responses.filter((response) => response.status === 201)).toHaveLength(1)
+      expect(inFlight).toHaveLength(9)
+      for (const response of inFlight) {
+        expect(bodyOf(response).error).toMatchObject({ type: "server_error", code: "idempotent_request_in_flight" })
+      }
+      expect(yield* Ref.get(executions)).toBe(1)
+    }).pipe(Effect.provide(memory)))
+})

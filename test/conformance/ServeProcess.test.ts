@@ -1,0 +1,111 @@
+/**
+ * `boxkit serve` as a process (spec: Errors 503 and rule 2): started with `--port 0` it prints the real port; on
+ * SIGTERM it drains: new requests get 503 server_error with Retry-After, the request in flight finishes with its
+ * answer kept, then the process exits.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as http from "node:http"
+
+interface Answer {
+  readonly status: number
+  readonly headers: http.IncomingHttpHeaders
+  readonly json: any
+}
+
+const send = (url: URL, path: string, options: { method?: string; body?: string; key?: string } = {}) =>
+  new Promise<Answer>((resolve, reject) => {
+    const request = http.request({
+      host: url.hostname,
+      port: url.port,
+      path,
+      method: options.method ?? "GET",
+      headers: { authorization: `Bearer ${options.key ?? "sk_acme_org"}`, "content-type": "application/json" }
+    }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8")
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, json: text === "" ? undefined : JSON.parse(text) })
+      })
+    })
+    request.on("error", reject)
+    request.end(options.body)
+  })
+
+const waitFor = async (condition: () => Promise<boolean>, what: string) => {
+  const started = Date.now()
+  while (!(await condition())) {
+    if (Date.now() - started > 10_000) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+const start = () =>
+  new Promise<{ child: ChildProcess; url: URL; stderr: () => string }>((resolve, reject) => {
+    const child = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "src/bin.ts", "serve", "--port", "0"], {
+      cwd: process.cwd(),
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    child.stdout!.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString()
+      const match = /listening on (http:\/\/\S+)\/v1/.exec(stdout)
+      if (match !== null) resolve({ child, url: new URL(match[1]), stderr: () => stderr })
+    })
+    child.on("exit", (code) => reject(new Error(`serve exited early with ${code}: ${stderr}`)))
+  })
+
+describe("boxkit serve", () => {
+  it.live("prints the real port for --port 0 and drains on SIGTERM", () =>
+    Effect.promise(async () => {
+      const { child, stderr, url } = await start()
+      try {
+        expect(Number(url.port)).toBeGreaterThan(0)
+        const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+        // A create-box request whose body has not finished arriving is in flight.
+        const body = Buffer.from(JSON.stringify({
+          name: "kept",
+          app_id: "app_00000000-0000-4000-8000-000000000001",
+          image: { base: "debian" }
+        }))
+        let heldAnswer: Promise<Answer> | undefined
+        const held = http.request({
+          host: url.hostname,
+          port: url.port,
+          path: "/v1/boxes",
+          method: "POST",
+          headers: { authorization: "Bearer sk_acme_org", "content-type": "application/json", "content-length": body.byteLength }
+        })
+        heldAnswer = new Promise((resolve, reject) => {
+          held.on("response", (response) => {
+            const chunks: Array<Buffer> = []
+            response.on("data", (chunk: Buffer) => chunks.push(chunk))
+            response.on("end", () =>
+              resolve({ status: response.statusCode ?? 0, headers: response.headers, json: JSON.parse(Buffer.concat(chunks).toString()) }))
+          })
+          held.on("error", reject)
+        })
+        held.flushHeaders()
+        held.write(body.subarray(0, 1))
+        await waitFor(async () => (await send(url, "/_local/state")).json.in_flight === 1, "the request in flight")
+        child.kill("SIGTERM")
+        await waitFor(async () => (await send(url, "/_local/state")).json.draining === true, "draining")
+        const refused = await send(url, "/v1/secrets/GITHUB_TOKEN")
+        expect(refused.status).toBe(503)
+        expect(refused.json.error).toMatchObject({ type: "server_error" })
+        expect(refused.headers["retry-after"]).toMatch(/^\d+$/)
+        held.end(body.subarray(1))
+        const answered = await heldAnswer
+        expect(answered.status).toBe(201)
+        expect(answered.json.box_id).toMatch(/^sb_/)
+        expect(await exited).toBe(0)
+        expect(stderr()).toMatch(/draining/)
+      } finally {
+        if (child.exitCode === null) child.kill("SIGKILL")
+      }
+    }), 30_000)
+})
