@@ -11,6 +11,7 @@ import { Duration, Effect, Schema } from "effect"
 import * as ApiError from "../ApiError.js"
 import * as Box from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
+import type { RetrySettings } from "./BoxkitConfig.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import { pollUntil } from "./Polling.js"
 import { commonErrors, only, Transport, validate } from "./Transport.js"
@@ -40,9 +41,13 @@ export const endStatuses: ReadonlySet<string> = new Set([
   "interrupted_unsafe_to_retry"
 ])
 
-/** Options of calls on one box: the owner-override reason (printable ASCII; for admins on private boxes). */
+/**
+ * Options of calls on boxes: the owner-override reason (printable ASCII; for admins on private boxes), and `retry`,
+ * overrides of `BoxkitConfig.retry` for this call only (see Retry.ts and `Transport.withRetry`).
+ */
 export interface BoxCallOptions {
   readonly ownerOverrideReason?: string
+  readonly retry?: Partial<RetrySettings>
 }
 
 /** Options of idempotent calls: the caller's own key (else one is generated once per call). */
@@ -67,7 +72,7 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
     const retrieve = Effect.fn("Boxes.retrieve")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
       return yield* transport.call(
         transport.box.boxes.retrieve({ path: { box_id: boxId }, headers: overrideHeader(options) }),
-        { safeToRepeat: true }
+        { safeToRepeat: true, retry: options.retry }
       ).pipe(only(...commonErrors))
     })
 
@@ -80,7 +85,7 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
           headers: { ...overrideHeader(options), "idempotency-key": key },
           withResponse: true
         }),
-        { safeToRepeat: true }
+        { safeToRepeat: true, retry: options.retry }
       ).pipe(only(...commonErrors, ApiError.ConflictError))
       const replayed = IdempotencyKey.isReplayed(response.headers)
       yield* Effect.annotateCurrentSpan({ "boxkit.replayed": replayed, "boxkit.status": value.status })
@@ -129,7 +134,7 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
           headers: { ...overrideHeader(options), "idempotency-key": key },
           withResponse: true
         }),
-        { safeToRepeat: true }
+        { safeToRepeat: true, retry: options.retry }
       ).pipe(only(...commonErrors, ApiError.ConflictError))
       const replayed = IdempotencyKey.isReplayed(response.headers)
       yield* Effect.annotateCurrentSpan({ "boxkit.replayed": replayed, "boxkit.applied": value.applied })
@@ -140,14 +145,14 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
       Effect.fn(`Boxes.${operation}`)(function*(boxId: BoxId, options: BoxCallOptions = {}) {
         return yield* transport.call(
           transport.box.boxes[operation]({ path: { box_id: boxId }, headers: overrideHeader(options) }),
-          { safeToRepeat: true }
+          { safeToRepeat: true, retry: options.retry }
         ).pipe(only(...commonErrors, ApiError.ConflictError))
       })
 
     const terminate = Effect.fn("Boxes.terminate")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
       return yield* transport.call(
         transport.box.boxes.terminate({ path: { box_id: boxId }, headers: overrideHeader(options) }),
-        { safeToRepeat: true }
+        { safeToRepeat: true, retry: options.retry }
       ).pipe(only(...commonErrors))
     })
 

@@ -9,7 +9,11 @@
  */
 import { Config, Context, Duration, Effect, Layer, Redacted } from "effect"
 
-/** The retry and timeout policy of every call; see `Retry.ts` for what is retried. */
+/**
+ * The retry and timeout policy of every call; see `Retry.ts` for what is retried. Set globally in
+ * `BoxkitConfig.retry`, and per call with `Transport.withRetry(overrides)` around any client effect or the `retry`
+ * option of a service method (e.g. `Boxes.create(request, { retry: { maxAttempts: 1 } })`); per-call values win.
+ */
 export interface RetrySettings {
   /** Attempts at most, the first included (default 6). */
   readonly maxAttempts: number
@@ -33,6 +37,33 @@ export const defaultRetry: RetrySettings = {
   maxRetryAfter: Duration.seconds(60),
   backoffBase: Duration.millis(200),
   backoffCap: Duration.seconds(10)
+}
+
+/**
+ * `base` overridden by each of `overrides` in order (undefined fields are skipped). `maxAttempts` is rounded down
+ * and at least 1; negative durations count as zero.
+ */
+export const mergeRetry = (
+  base: RetrySettings,
+  ...overrides: ReadonlyArray<Partial<RetrySettings> | undefined>
+): RetrySettings => {
+  const merged: { -readonly [K in keyof RetrySettings]: RetrySettings[K] } = { ...base }
+  for (const override of overrides) {
+    if (override === undefined) continue
+    for (const key of Object.keys(override) as Array<keyof RetrySettings>) {
+      const value = override[key]
+      if (value !== undefined) (merged as Record<string, unknown>)[key] = value
+    }
+  }
+  const nonNegative = (duration: Duration.Duration) => Duration.max(duration, Duration.zero)
+  return {
+    maxAttempts: Math.max(1, Math.floor(merged.maxAttempts)),
+    deadline: nonNegative(merged.deadline),
+    attemptTimeout: nonNegative(merged.attemptTimeout),
+    maxRetryAfter: nonNegative(merged.maxRetryAfter),
+    backoffBase: nonNegative(merged.backoffBase),
+    backoffCap: nonNegative(merged.backoffCap)
+  }
 }
 
 /**
@@ -65,7 +96,7 @@ export class BoxkitConfig extends Context.Tag("boxkit/BoxkitConfig")<BoxkitConfi
       apiKey: typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey,
       baseUrl: options.baseUrl ?? defaultBaseUrl,
       apiUrl: options.apiUrl ?? options.baseUrl ?? defaultBaseUrl,
-      retry: { ...defaultRetry, ...options.retry }
+      retry: mergeRetry(defaultRetry, options.retry)
     })
 
   /**

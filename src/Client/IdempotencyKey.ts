@@ -1,44 +1,65 @@
 /**
  * Idempotency keys on the client: one key per logical call, generated when the caller gives none, reused on every
- * attempt; a caller's own key is checked before any I/O.
+ * attempt of that call; a caller's own key is checked before any I/O.
  *
- * Source: spec Limits ("Idempotency-Key: up to 255 bytes ... scoped to the sending API key") and the Responses
- * header rules ("On retry reuse the same value and the same body; use a new value for new work").
+ * Source: spec Limits ("Idempotency-Key: up to 255 bytes (non-ASCII characters count for more than one) ... scoped
+ * to the sending API key"), "Create a box" and the Responses header rules ("On retry reuse the same value and the
+ * same body; use a new value for new work"). The checks beyond the spec's (control characters, surrounding
+ * whitespace) and the UTF-8 header encoding are boxkit's choices (docs/ASSUMPTIONS.md).
  *
  * @since 0.1.0
  */
 import { Effect } from "effect"
 import * as ApiError from "../ApiError.js"
 
-/** The largest key, in UTF-8 bytes. */
+/** The largest key, in UTF-8 bytes (spec Limits). */
 export const maxBytes = 255
 
 /** The answer of an idempotent call: the value, the key that was sent, and whether the service replayed it. */
 export interface Idempotent<A> {
   readonly value: A
+  /** The key sent on every attempt of the call (the caller's own, or the generated one). */
   readonly idempotencyKey: string
   /** True when the answer carried `Idempotent-Replayed: true` (the request was not executed again). */
   readonly replayed: boolean
 }
 
+/** The size of `key` in UTF-8 bytes. */
+export const byteLength = (key: string): number => new TextEncoder().encode(key).byteLength
+
+const invalid = (message: string) => Effect.fail(ApiError.make.invalidRequest(message, "Idempotency-Key"))
+
 /**
- * The key of one logical call: the caller's `key` (non-blank, at most 255 UTF-8 bytes, else `InvalidRequestError`
- * with param `Idempotency-Key`), or a fresh `crypto.randomUUID()`.
+ * Checks a caller's key, before any I/O. Fails with `InvalidRequestError` (param `Idempotency-Key`) when the key is
+ * blank (the service would silently run the request without idempotency), longer than {@link maxBytes} UTF-8 bytes,
+ * contains a control character (it cannot travel in an HTTP header), or starts or ends with whitespace (HTTP drops
+ * it, so the service would see another key).
  */
-export const resolve = (key: string | undefined): Effect.Effect<string, ApiError.InvalidRequestError> => {
-  if (key === undefined) return Effect.sync(() => crypto.randomUUID())
-  if (key.trim() === "") {
-    return Effect.fail(ApiError.make.invalidRequest("Idempotency-Key must not be blank.", "Idempotency-Key"))
+export const validate = (key: string): Effect.Effect<string, ApiError.InvalidRequestError> => {
+  if (key.trim() === "") return invalid("Idempotency-Key must not be blank.")
+  if (byteLength(key) > maxBytes) {
+    return invalid(`Idempotency-Key must be at most ${maxBytes} bytes in UTF-8; this one has ${byteLength(key)}.`)
   }
-  if (new TextEncoder().encode(key).byteLength > maxBytes) {
-    return Effect.fail(ApiError.make.invalidRequest(
-      `Idempotency-Key must be at most ${maxBytes} bytes in UTF-8.`,
-      "Idempotency-Key"
-    ))
-  }
+  if (/[\u0000-\u001f\u007f]/.test(key)) return invalid("Idempotency-Key must not contain control characters.")
+  if (key.trim() !== key) return invalid("Idempotency-Key must not start or end with whitespace.")
   return Effect.succeed(key)
 }
 
+/**
+ * The key of one logical call: the caller's `key` checked by {@link validate}, or a fresh `crypto.randomUUID()`.
+ * Resolve it once, outside the retried attempt, so that every attempt carries the same key.
+ */
+export const resolve = (key: string | undefined): Effect.Effect<string, ApiError.InvalidRequestError> =>
+  key === undefined ? Effect.sync(() => crypto.randomUUID()) : validate(key)
+
+/**
+ * The header value that carries `key`'s UTF-8 bytes on the wire. HTTP header values are bytes; Node's HTTP stacks
+ * take a string of one character per byte (latin1), so a non-ASCII key is re-spelled as its UTF-8 bytes. ASCII keys
+ * are unchanged.
+ */
+export const toHeaderValue = (key: string): string =>
+  /^[\u0000-\u007f]*$/.test(key) ? key : Buffer.from(key, "utf8").toString("latin1")
+
 /** True when a response carried `Idempotent-Replayed: true`. */
 export const isReplayed = (headers: Readonly<Record<string, string | undefined>>): boolean =>
-  headers["idempotent-replayed"]?.toLowerCase() === "true"
+  headers["idempotent-replayed"]?.trim().toLowerCase() === "true"

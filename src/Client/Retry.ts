@@ -1,20 +1,34 @@
 /**
- * The client's retry policy, as Effect Schedules over the error of a failed attempt.
+ * The client's retry policy, as an Effect Schedule over the error of a failed attempt.
  *
- * - 429 `RateLimitError`: wait exactly its `Retry-After`, then send the same request (same `Idempotency-Key`).
- *   A `Retry-After` longer than `maxRetryAfter` is not slept: the call fails at once with the `RateLimitError`,
- *   which carries the duration.
- * - 503 `ServerError`: its `Retry-After` when present, otherwise exponential backoff with jitter: delay n (0-based)
- *   is `min(backoffCap, backoffBase * 2^n)` times a random factor in [0.5, 1.0) (defaults: 200 ms base, 10 s cap).
- * - "idempotent request still in flight" (`ServerError`, code `idempotent_request_in_flight`): backoff as above.
- * - 500 `ServerError`, `TransportError` and per-attempt `TimeoutError`: backoff as above, only when the request is
- *   safe to repeat (a read, or a request carrying an idempotency key).
- * - Never retried: 400, 401, 402, 403, 404, 409 (a 409 on an idempotency key is a bug to surface), 501, and decoding
- *   failures.
+ * - 429 `RateLimitError`: wait exactly its `Retry-After` (delta-seconds or an HTTP date, parsed by the transport),
+ *   then send the same request unchanged (same `Idempotency-Key`). A `Retry-After` longer than `maxRetryAfter` is
+ *   not slept: the call fails at once with the `RateLimitError`, which carries the duration in `retryAfter`.
+ *   A 429 without `Retry-After` backs off as below.
+ * - 503 `ServerError`: its `Retry-After` when present (same cap), otherwise exponential backoff with jitter.
+ * - "idempotent request still in flight" (`ServerError`, code `idempotent_request_in_flight`): backoff, same key.
+ * - 500 `ServerError`, `TransportError` (connection refused or reset, the socket closed before the answer) and a
+ *   per-attempt `TimeoutError`: backoff, only when the request is safe to repeat (a read, or a request carrying an
+ *   idempotency key).
+ * - An error status without an envelope (`UnexpectedResponseError`, e.g. from a proxy): 429 and 503 back off; 500,
+ *   502 and 504 back off when safe to repeat.
+ * - Never retried: 400, 401, 402, 403, 404, 409 (a 409 on an idempotency key is a bug to surface), 501,
+ *   `quota_exceeded_error`, unknown envelope types, and answers that do not match the resource schema.
  *
- * Bounded by `maxAttempts` here and by the overall deadline in `Transport.call`.
+ * Backoff: retry n (0-based) waits `min(backoffCap, backoffBase * 2^n)` times a random factor in [0.5, 1.0)
+ * ("equal jitter"); defaults 200 ms base and 10 s cap, so the waits are in [100, 200) ms, [200, 400) ms,
+ * [400, 800) ms, ... up to [5, 10) s.
  *
- * Source: spec "Errors" rules 1-2 and Limits (idempotency); docs/ASSUMPTIONS.md for the numbers.
+ * Bounds: at most `maxAttempts` attempts (the first included), and no retry whose wait would end at or after the
+ * call's deadline (`startedAtMillis + deadline`): the call then fails at once with the last error instead of
+ * sleeping into a `TimeoutError`. `Transport.call` adds the hard deadline and the per-attempt timeout.
+ *
+ * Every retry is logged at debug level ("boxkit retrying") with the error's tag, envelope type, HTTP status and code,
+ * the attempt number and the wait; giving up is logged at debug level ("boxkit not retrying") with the reason.
+ * Messages of errors are not logged.
+ *
+ * Source: spec "Errors" rules 1-2, status table, and "Limits" (idempotency); the numbers are boxkit's choices
+ * (docs/ASSUMPTIONS.md).
  *
  * @since 0.1.0
  */
@@ -22,60 +36,109 @@ import { Duration, Effect, Random, Schedule, ScheduleDecision, ScheduleInterval 
 import * as ApiError from "../ApiError.js"
 import type { RetrySettings } from "./BoxkitConfig.js"
 
+/** Why a failed attempt is not retried. */
+export type StopReason =
+  | "not-retryable"
+  | "unsafe-to-repeat"
+  | "retry-after-over-cap"
+  | "attempts-exhausted"
+  | "deadline"
+
 /** How to treat one failed attempt. */
 export type Decision =
   | { readonly _tag: "RetryAfter"; readonly delay: Duration.Duration }
   | { readonly _tag: "Backoff" }
-  | { readonly _tag: "Stop" }
+  | { readonly _tag: "Stop"; readonly reason: StopReason }
 
-const stop: Decision = { _tag: "Stop" }
+const stop = (reason: StopReason): Decision => ({ _tag: "Stop", reason })
 const backoff: Decision = { _tag: "Backoff" }
 
-/**
- * What to do after `error`: wait its Retry-After, back off, or stop. `safeToRepeat` is true for reads and for
- * requests carrying an idempotency key.
- */
-export const decide = (error: unknown, safeToRepeat: boolean, settings: RetrySettings): Decision => {
-  if (error instanceof ApiError.RateLimitError) {
-    if (error.retryAfter === undefined) return backoff
-    return Duration.greaterThan(error.retryAfter, settings.maxRetryAfter)
-      ? stop
-      : { _tag: "RetryAfter", delay: error.retryAfter }
-  }
-  if (error instanceof ApiError.ServerError) {
-    if (ApiError.isIdempotentRequestInFlight(error)) return backoff
-    if (error.status === 503) {
-      if (error.retryAfter === undefined) return backoff
-      return Duration.greaterThan(error.retryAfter, settings.maxRetryAfter)
-        ? stop
-        : { _tag: "RetryAfter", delay: error.retryAfter }
-    }
-    return safeToRepeat ? backoff : stop
-  }
-  if (error instanceof ApiError.TransportError || error instanceof ApiError.TimeoutError) {
-    return safeToRepeat ? backoff : stop
-  }
-  return stop
+const afterRetryAfter = (retryAfter: Duration.Duration | undefined, settings: RetrySettings): Decision => {
+  if (retryAfter === undefined) return backoff
+  return Duration.greaterThan(retryAfter, settings.maxRetryAfter)
+    ? stop("retry-after-over-cap")
+    : { _tag: "RetryAfter", delay: retryAfter }
 }
 
-/** The backoff delay before retry `n` (0-based) without jitter: `min(cap, base * 2^n)`. */
+/**
+ * What to do after `error` (see the module docs): wait its Retry-After, back off, or stop. `safeToRepeat` is true
+ * for reads and for requests carrying an idempotency key. Attempts and the deadline are not considered here.
+ */
+export const decide = (error: unknown, safeToRepeat: boolean, settings: RetrySettings): Decision => {
+  if (error instanceof ApiError.RateLimitError) return afterRetryAfter(error.retryAfter, settings)
+  if (error instanceof ApiError.ServerError) {
+    if (ApiError.isIdempotentRequestInFlight(error)) return backoff
+    if (error.status === 503) return afterRetryAfter(error.retryAfter, settings)
+    return safeToRepeat ? backoff : stop("unsafe-to-repeat")
+  }
+  if (error instanceof ApiError.TransportError || error instanceof ApiError.TimeoutError) {
+    return safeToRepeat ? backoff : stop("unsafe-to-repeat")
+  }
+  if (error instanceof ApiError.UnexpectedResponseError) {
+    if (error.status === 429 || error.status === 503) return backoff
+    if (error.status === 500 || error.status === 502 || error.status === 504) {
+      return safeToRepeat ? backoff : stop("unsafe-to-repeat")
+    }
+  }
+  return stop("not-retryable")
+}
+
+/** The backoff delay before retry `n` (0-based) without jitter: `min(backoffCap, backoffBase * 2^n)`. */
 export const backoffDelay = (n: number, settings: RetrySettings): Duration.Duration =>
-  Duration.min(settings.backoffCap, Duration.times(settings.backoffBase, 2 ** n))
+  Duration.min(settings.backoffCap, Duration.times(settings.backoffBase, 2 ** Math.min(n, 52)))
+
+/**
+ * The jittered backoff delay before retry `n`: {@link backoffDelay} times a factor in [0.5, 1.0) from `Random`,
+ * rounded down to whole milliseconds.
+ */
+export const jitteredBackoff = (n: number, settings: RetrySettings): Effect.Effect<Duration.Duration> =>
+  Effect.map(Random.next, (r) => Duration.millis(Math.floor(Duration.toMillis(backoffDelay(n, settings)) * (0.5 + r * 0.5))))
+
+/** The fields of an error worth logging and tracing: tag, envelope type, HTTP status, code. Never the message. */
+export const errorFields = (error: unknown): Record<string, string> => {
+  const fields: Record<string, string> = {}
+  if (typeof error === "object" && error !== null) {
+    if ("_tag" in error) fields.error = String(error._tag)
+    if (ApiError.isApiError(error) || error instanceof ApiError.UnknownApiError) {
+      fields.error_type = ApiError.typeOf(error)
+      if (error.code !== null) fields.code = String(error.code)
+    }
+    if ("status" in error && typeof error.status === "number") fields.status = String(error.status)
+  }
+  return fields
+}
 
 /**
  * The retry Schedule of one call: its input is the attempt's error, its output the number of retries so far.
- * Stops after `maxAttempts - 1` retries or when {@link decide} says stop. Jitter uses the `Random` service, so tests
- * with `TestRandom` are deterministic.
+ * Stops after `maxAttempts - 1` retries, when {@link decide} says stop, or when the wait would end at or after
+ * `startedAtMillis + settings.deadline` (default: the deadline counts from the first failure). Jitter uses the
+ * `Random` service, so tests with a seeded `Random` are deterministic.
  */
-export const schedule = (settings: RetrySettings, safeToRepeat: boolean): Schedule.Schedule<number, unknown> =>
+export const schedule = (
+  settings: RetrySettings,
+  safeToRepeat: boolean,
+  startedAtMillis?: number
+): Schedule.Schedule<number, unknown> =>
   Schedule.makeWithState<number, unknown, number>(0, (now, error, retries) =>
     Effect.gen(function*() {
-      if (retries + 1 >= settings.maxAttempts) return [retries, retries, ScheduleDecision.done] as const
+      const giveUp = (reason: StopReason) =>
+        Effect.logDebug("boxkit not retrying").pipe(
+          Effect.annotateLogs({ ...errorFields(error), reason, attempts: String(retries + 1) }),
+          Effect.as([retries, retries, ScheduleDecision.done] as const)
+        )
       const decision = decide(error, safeToRepeat, settings)
-      if (decision._tag === "Stop") return [retries, retries, ScheduleDecision.done] as const
-      const delay = decision._tag === "RetryAfter"
-        ? decision.delay
-        : Duration.times(backoffDelay(retries, settings), 0.5 + (yield* Random.next) * 0.5)
+      if (decision._tag === "Stop") return yield* giveUp(decision.reason)
+      if (retries + 1 >= settings.maxAttempts) return yield* giveUp("attempts-exhausted")
+      const delay = decision._tag === "RetryAfter" ? decision.delay : yield* jitteredBackoff(retries, settings)
+      const wakeAt = now + Duration.toMillis(delay)
+      if (wakeAt >= (startedAtMillis ?? now) + Duration.toMillis(settings.deadline)) return yield* giveUp("deadline")
       const next = retries + 1
-      return [next, next, ScheduleDecision.continueWith(ScheduleInterval.after(now + Duration.toMillis(delay)))] as const
+      yield* Effect.logDebug("boxkit retrying").pipe(
+        Effect.annotateLogs({
+          ...errorFields(error),
+          attempt: String(next + 1),
+          wait: decision._tag === "RetryAfter" ? `Retry-After ${Duration.format(delay)}` : Duration.format(delay)
+        })
+      )
+      return [next, next, ScheduleDecision.continueWith(ScheduleInterval.after(wakeAt))] as const
     }))

@@ -1,17 +1,23 @@
 /**
- * The shared transport of every client service: the client derived from the contract, with the bearer key added,
- * error answers decoded into the typed errors by `type` (with status, `Retry-After` and `billing_url`), and `call`,
- * which runs one logical call with per-attempt timeouts, the retry Schedule and the overall deadline.
+ * The shared transport of every client service: the client derived from the contract, with the bearer key added
+ * (from `Redacted`; `authorization` is redacted in span attributes by `@effect/platform`), a caller's non-ASCII
+ * `Idempotency-Key` sent as its UTF-8 bytes, error answers decoded into the typed errors by `type` (with status,
+ * `Retry-After` and `billing_url`), and `call`, which runs one logical call with per-attempt timeouts, the retry
+ * Schedule and the overall deadline. Per-call retry settings: {@link withRetry} or a service method's `retry`
+ * option.
  *
- * Source: spec "Authentication" 1, 6; "Errors"; docs/ASSUMPTIONS.md (client behaviour).
+ * Source: spec "Authentication" 1, 6; "Errors"; "Limits" (Idempotency-Key); docs/ASSUMPTIONS.md (client behaviour).
  *
  * @since 0.1.0
  */
 import { HttpApiClient, HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { Clock, Duration, Effect, ParseResult, Ref, Schema } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, FiberRef, Option, ParseResult, Schema } from "effect"
+import { dual } from "effect/Function"
+import { globalValue } from "effect/GlobalValue"
 import * as ApiError from "../ApiError.js"
-import { BoxServiceApi } from "../Contract/Api.js"
-import { BoxkitConfig } from "./BoxkitConfig.js"
+import { BoxServiceApi, IdempotencyKeyHeader } from "../Contract/Api.js"
+import { BoxkitConfig, mergeRetry, type RetrySettings } from "./BoxkitConfig.js"
+import * as IdempotencyKey from "./IdempotencyKey.js"
 import * as Retry from "./Retry.js"
 
 /** Everything one attempt can fail with, after the transport normalized it. */
@@ -133,17 +139,51 @@ export const validate = <A, I>(schema: Schema.Schema<A, I>, value: A): Effect.Ef
 /** Strips the `/v1` version segment: the contract carries it as its prefix. */
 const origin = (url: string) => url.replace(/\/+$/, "").replace(/\/v1$/, "")
 
+/**
+ * Per-call retry overrides in effect for the current fiber, set by {@link withRetry}. Empty by default.
+ */
+export const currentRetryOverrides: FiberRef.FiberRef<Partial<RetrySettings>> = globalValue(
+  Symbol.for("boxkit/Transport/currentRetryOverrides"),
+  () => FiberRef.unsafeMake<Partial<RetrySettings>>({})
+)
+
+/**
+ * Runs `self` (any client call, or a whole workflow of calls) with `overrides` on top of `BoxkitConfig.retry`, e.g.
+ * `boxes.create(request).pipe(Transport.withRetry({ maxAttempts: 1 }))` or
+ * `Transport.withRetry({ deadline: Duration.seconds(5) })(workflow)`. Nested uses combine, the inner winning; the
+ * `retry` option of a service method wins over both.
+ */
+export const withRetry: {
+  (overrides: Partial<RetrySettings>): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, overrides: Partial<RetrySettings>): Effect.Effect<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Effect.Effect<A, E, R>, overrides: Partial<RetrySettings>): Effect.Effect<A, E, R> =>
+    Effect.locallyWith(self, currentRetryOverrides, (current) => ({ ...current, ...overrides }))
+)
+
 /** Options of one logical call. */
 export interface CallOptions {
   /** True for reads and requests carrying an idempotency key: 500 and transport failures are then retried. */
   readonly safeToRepeat: boolean
+  /** Overrides of the retry settings for this call only (win over {@link withRetry} and `BoxkitConfig.retry`). */
+  readonly retry?: Partial<RetrySettings> | undefined
 }
+
+/** The retry settings of a call: `BoxkitConfig.retry`, then {@link withRetry}'s overrides, then `overrides`. */
+export const resolveRetry = (base: RetrySettings, overrides?: Partial<RetrySettings>) =>
+  Effect.map(FiberRef.get(currentRetryOverrides), (local) => mergeRetry(base, local, overrides))
 
 /** The shared transport. */
 export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
   effect: Effect.gen(function*() {
     const config = yield* BoxkitConfig
     const http = (yield* HttpClient.HttpClient).pipe(
+      HttpClient.mapRequest((request) => {
+        const key = request.headers[IdempotencyKeyHeader]
+        const encoded = key === undefined ? undefined : IdempotencyKey.toHeaderValue(key)
+        return encoded === key ? request : HttpClientRequest.setHeader(request, IdempotencyKeyHeader, encoded!)
+      }),
       HttpClient.mapRequest(HttpClientRequest.bearerToken(config.apiKey)),
       HttpClient.transformResponse(Effect.flatMap((response) =>
         response.status >= 400 ? decodeErrorResponse(response) : Effect.succeed(response)
@@ -155,19 +195,29 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
     const api = yield* HttpApiClient.makeWith(BoxServiceApi, { httpClient: http, baseUrl: origin(config.apiUrl) })
 
     /**
-     * Runs one logical call: each attempt has `retry.attemptTimeout`; failures are retried by `Retry.schedule`; the
-     * whole call is bounded by `retry.deadline` (TimeoutError). Interrupting the caller aborts the request in
-     * flight. The current span gets `boxkit.attempts`.
+     * Runs one logical call. `attempt` is the request effect; it is run again, unchanged, for every retry (resolve
+     * idempotency keys before it, never inside it). Each attempt is bounded by `attemptTimeout` (`TimeoutError`);
+     * failures are retried by `Retry.schedule` (see Retry.ts); the whole call is bounded by `deadline`
+     * (`TimeoutError`). Interrupting the caller, a per-attempt timeout and the deadline all interrupt the attempt in
+     * flight, which aborts its HTTP request. The settings are `BoxkitConfig.retry` with the overrides of
+     * {@link withRetry} and `options.retry`.
+     *
+     * The current span (the service method's, e.g. `Boxes.create`) gets `boxkit.attempts`,
+     * `boxkit.safe_to_repeat`, `boxkit.outcome` (`success` or `failure`) and on failure `boxkit.error`,
+     * `boxkit.error_type`, `boxkit.http_status` and `boxkit.code`.
      */
     const call = <A, E, R>(
       attempt: Effect.Effect<A, E, R>,
       options: CallOptions
     ): Effect.Effect<A, ClientFailure, R> =>
       Effect.gen(function*() {
-        const attempts = yield* Ref.make(0)
-        const settings = config.retry
-        return yield* Ref.update(attempts, (n) => n + 1).pipe(
-          Effect.zipRight(attempt),
+        const settings = yield* resolveRetry(config.retry, options.retry)
+        const startedAt = yield* Clock.currentTimeMillis
+        let attempts = 0
+        const once = Effect.suspend(() => {
+          attempts++
+          return attempt
+        }).pipe(
           Effect.mapError(normalizeError),
           Effect.timeoutFail({
             duration: settings.attemptTimeout,
@@ -176,16 +226,10 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
                 message: `attempt timed out after ${Duration.format(settings.attemptTimeout)}`,
                 timeout: settings.attemptTimeout
               })
-          }),
-          Effect.tapError((error) =>
-            Effect.logDebug("boxkit attempt failed").pipe(
-              Effect.annotateLogs({
-                error: error._tag,
-                status: "status" in error ? String(error.status) : "none"
-              })
-            )
-          ),
-          Effect.retry(Retry.schedule(settings, options.safeToRepeat)),
+          })
+        )
+        return yield* once.pipe(
+          Effect.retry(Retry.schedule(settings, options.safeToRepeat, startedAt)),
           Effect.timeoutFail({
             duration: settings.deadline,
             onTimeout: () =>
@@ -194,7 +238,20 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
                 timeout: settings.deadline
               })
           }),
-          Effect.ensuring(Effect.flatMap(Ref.get(attempts), (n) => Effect.annotateCurrentSpan("boxkit.attempts", n)))
+          Effect.onExit((exit) =>
+            Effect.annotateCurrentSpan({
+              "boxkit.attempts": attempts,
+              "boxkit.safe_to_repeat": options.safeToRepeat,
+              "boxkit.outcome": Exit.isSuccess(exit) ? "success" : "failure",
+              ...(Exit.isFailure(exit)
+                ? Object.fromEntries(
+                  Object.entries(Retry.errorFields(Option.getOrUndefined(Cause.failureOption(exit.cause)))).map((
+                    [key, value]
+                  ) => [key === "status" ? "boxkit.http_status" : `boxkit.${key}`, value])
+                )
+                : {})
+            })
+          )
         )
       })
 

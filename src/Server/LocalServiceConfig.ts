@@ -7,6 +7,36 @@
  */
 import { Context, Duration, Layer } from "effect"
 
+/**
+ * The kinds of fault the local service can inject (`boxkit serve --faults`, see FaultInjection.ts): a 429 with
+ * `Retry-After`, a 503 with or without `Retry-After` (the request never runs), or the connection closed after the
+ * request ran and before its answer is written.
+ */
+export const faultKinds = ["429", "503", "503-no-retry-after", "reset-after-commit"] as const
+
+/** One kind of injected fault. */
+export type FaultKind = (typeof faultKinds)[number]
+
+/** Fault injection settings (FaultInjection.ts); {@link noFaults} injects nothing. */
+export interface FaultSettings {
+  /** The fraction (0 to 1) of `/v1` requests that get each kind of fault; the fractions add up to at most 1. */
+  readonly rates: Readonly<Record<FaultKind, number>>
+  /** Delay added before every `/v1` request runs (default zero). */
+  readonly latency: Duration.Duration
+  /** `Retry-After` on injected 429 and 503 answers, sent in whole seconds rounded up (default 1 s). */
+  readonly retryAfter: Duration.Duration
+  /** Seed of the fault sequence: the same seed draws the same sequence of faults (default 0). */
+  readonly seed: number
+}
+
+/** No faults: every rate zero, no latency. */
+export const noFaults: FaultSettings = {
+  rates: { "429": 0, "503": 0, "503-no-retry-after": 0, "reset-after-commit": 0 },
+  latency: Duration.zero,
+  retryAfter: Duration.seconds(1),
+  seed: 0
+}
+
 /** Settings of the local box service. */
 export interface LocalServiceSettings {
   /** Page for adding credits, sent as `billing_url` with a 402. */
@@ -31,6 +61,8 @@ export interface LocalServiceSettings {
   readonly backgroundDelay: Duration.Duration
   /** `Retry-After` sent with 503 while draining and 429 from the in-flight cap (default 1 s). */
   readonly retryAfter: Duration.Duration
+  /** Faults injected into `/v1` requests (default {@link noFaults}; `boxkit serve --faults`). */
+  readonly faults: FaultSettings
 }
 
 /** The default settings. */
@@ -45,7 +77,8 @@ export const defaults: LocalServiceSettings = {
   idempotencyRetention: Duration.hours(24),
   responseRetention: Duration.minutes(10),
   backgroundDelay: Duration.millis(20),
-  retryAfter: Duration.seconds(1)
+  retryAfter: Duration.seconds(1),
+  faults: noFaults
 }
 
 /** The settings of the running local service. */
