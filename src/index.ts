@@ -60,3 +60,7 @@ export * as LocalService from "./Server/LocalService.js"
 export * as LocalServiceConfig from "./Server/LocalServiceConfig.js"
 /** The seed file format of the local box service. */
 export * as Seed from "./Server/Seed.js"
+/** The model behind the local service's Responses area (the deterministic local model). */
+export * as LanguageModel from "./Server/LanguageModel.js"
+/** An adapter to any OpenAI-compatible upstream, as the model of the local service. */
+export * as UpstreamModel from "./Server/UpstreamModel.js"

@@ -1,18 +1,22 @@
 /**
  * `boxkit serve`: the local box service as a daemon. Prints `listening on http://HOST:PORT/v1`; on SIGTERM or SIGINT
  * it drains: new requests get 503 with Retry-After while requests in flight finish (at most `--drain-seconds`), then
- * it closes.
+ * it closes. `--faults SPEC [--faults-seed N]` injects faults into `/v1` requests (src/Server/FaultInjection.ts).
+ * `--model-upstream URL` answers model responses with an OpenAI-compatible upstream (src/Server/UpstreamModel.ts).
  *
  * Source: the end-to-end and conformance issues; flags: README.md.
  *
  * @since 0.1.0
  */
 import { Command, Options } from "@effect/cli"
-import { Console, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Console, Duration, Effect, Either, Layer, Option, Schema } from "effect"
 import * as DemoSeed from "../Server/DemoSeed.js"
+import * as FaultInjection from "../Server/FaultInjection.js"
+import { noFaults } from "../Server/LocalServiceConfig.js"
 import * as LocalService from "../Server/LocalService.js"
 import * as RequestPipeline from "../Server/RequestPipeline.js"
 import * as Seed from "../Server/Seed.js"
+import * as UpstreamModel from "../Server/UpstreamModel.js"
 
 const host = Options.text("host").pipe(Options.withDefault("127.0.0.1"), Options.withDescription("Interface to listen on."))
 const port = Options.integer("port").pipe(Options.withDefault(8787), Options.withDescription("Port (0 picks a free one)."))
@@ -31,6 +35,26 @@ const drainSeconds = Options.integer("drain-seconds").pipe(
 const exposeLocalRoutes = Options.boolean("expose-local-routes").pipe(
   Options.withDescription("Serve /_local/* to every address, not only loopback.")
 )
+const faults = Options.text("faults").pipe(
+  Options.optional,
+  Options.withDescription(
+    "Inject faults into /v1 requests: a comma list such as " +
+      "429=0.1,503=0.1,503-no-retry-after=0.05,reset-after-commit=0.05,latency=20ms,retry-after=1 " +
+      "(fractions of requests; counts under faults in GET /_local/state)."
+  )
+)
+const faultsSeed = Options.integer("faults-seed").pipe(
+  Options.withDefault(0),
+  Options.withDescription("Seed of the injected faults: the same seed draws the same sequence of faults.")
+)
+
+const modelUpstream = Options.text("model-upstream").pipe(
+  Options.optional,
+  Options.withDescription(
+    "Base URL of an OpenAI-compatible API (e.g. http://127.0.0.1:8000/v1) that answers /v1/responses instead of the " +
+      `deterministic local model; its API key, if any, from ${UpstreamModel.apiKeyEnv}.`
+  )
+)
 
 /** Runs the local service until interrupted, then drains. */
 export const serve = (options: {
@@ -40,8 +64,18 @@ export const serve = (options: {
   readonly newOrgInFlightCap: number
   readonly drainSeconds: number
   readonly exposeLocalRoutes: boolean
+  readonly faults?: Option.Option<string>
+  readonly faultsSeed?: number
+  readonly modelUpstream?: Option.Option<string>
 }) =>
   Effect.gen(function*() {
+    const faultSettings = yield* Either.match(
+      FaultInjection.parse(Option.getOrElse(options.faults ?? Option.none(), () => ""), {
+        ...noFaults,
+        seed: options.faultsSeed ?? noFaults.seed
+      }),
+      { onLeft: (error) => Effect.fail(error), onRight: (settings) => Effect.succeed(settings) }
+    )
     const loaded = Option.isSome(options.seed)
       ? yield* Seed.load(options.seed.value)
       : yield* Schema.decodeUnknown(Seed.Seed)(DemoSeed.example).pipe(Effect.orDie)
@@ -50,7 +84,11 @@ export const serve = (options: {
         host: options.host,
         port: options.port,
         exposeLocalRoutes: options.exposeLocalRoutes,
-        settings: { newOrgInFlightCap: options.newOrgInFlightCap }
+        settings: { newOrgInFlightCap: options.newOrgInFlightCap, faults: faultSettings },
+        languageModel: Option.match(options.modelUpstream ?? Option.none(), {
+          onNone: () => undefined,
+          onSome: (url) => UpstreamModel.layerFromEnv(url)
+        })
       }))
       const admission = yield* Effect.provide(RequestPipeline.Admission, context)
       // Runs before the server closes (finalizers run in reverse order): drain first.
@@ -64,6 +102,12 @@ export const serve = (options: {
       )
       const url = yield* Effect.provide(LocalService.baseUrl, context)
       yield* Console.log(`listening on ${url}`)
+      if (Option.isSome(options.modelUpstream ?? Option.none())) {
+        yield* Console.log(`model upstream: ${Option.getOrThrow(options.modelUpstream!)}`)
+      }
+      if (Option.isSome(options.faults ?? Option.none())) {
+        yield* Console.log(`faults: ${FaultInjection.describe(faultSettings)}`)
+      }
       if (Option.isNone(options.seed)) {
         yield* Console.log("seed: the example seed (API keys sk_acme_org, sk_acme_ada, sk_acme_bob, sk_ada_personal, sk_broke_org)")
       }
@@ -74,6 +118,6 @@ export const serve = (options: {
 /** The `serve` command. */
 export const command = Command.make(
   "serve",
-  { host, port, seed, newOrgInFlightCap, drainSeconds, exposeLocalRoutes },
+  { host, port, seed, newOrgInFlightCap, drainSeconds, exposeLocalRoutes, faults, faultsSeed, modelUpstream },
   serve
 ).pipe(Command.withDescription("Run the local box service (both {base_url} and {api_url} under /v1)."))

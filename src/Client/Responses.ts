@@ -1,22 +1,31 @@
 /**
- * Model responses: create (foreground), submit (background), stream (Server-Sent Events, parsed with
- * `@effect/experimental` Sse), retrieve, and wait for completion.
+ * Model responses: create (foreground), submit (background), stream (Server-Sent Events parsed with
+ * `@effect/experimental` Sse into a typed `Stream` of events), retrieve, and wait for completion (polling on a
+ * Schedule with a deadline).
  *
- * Source: spec "POST {api_url}/responses", "Model response object", "Events"; field names: docs/ASSUMPTIONS.md.
+ * Source: spec "POST {api_url}/responses", "Model response object", "Events / Completion webhook" (rule 3: process a
+ * finished result once and stop polling; rule 7: results can expire, then 404); field names and event shapes:
+ * docs/ASSUMPTIONS.md.
  *
  * @since 0.1.0
  */
 import { Sse } from "@effect/experimental"
 import { HttpClientRequest } from "@effect/platform"
-import { Duration, Effect, Schema, Stream } from "effect"
+import { Duration, Effect, Option, Schema, Stream } from "effect"
 import * as ApiError from "../ApiError.js"
 import { ResponseId } from "../Domain/Ids.js"
 import * as ModelResponse from "../Domain/ModelResponse.js"
+import type { RetrySettings } from "./BoxkitConfig.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import { pollUntil } from "./Polling.js"
 import { type ClientFailure, commonErrors, normalizeError, only, Transport, validate } from "./Transport.js"
 
-/** One event of a streamed response: its `type` (e.g. `response.output_text.delta`), `sequence_number`, fields. */
+/**
+ * One event of a streamed response: its `type` (`response.created`, `response.in_progress`,
+ * `response.output_item.added`, `response.content_part.added`, `response.output_text.delta`, ...,
+ * `response.completed` / `response.incomplete` / `response.failed`), its `sequence_number` (0, 1, 2, ...) and the
+ * event's other fields (e.g. `delta` on text deltas, `response` on lifecycle events).
+ */
 export const StreamEvent = Schema.Struct(
   { type: Schema.String, sequence_number: Schema.Int },
   { key: Schema.String, value: Schema.Unknown }
@@ -24,24 +33,47 @@ export const StreamEvent = Schema.Struct(
 /** One event of a streamed response. */
 export type StreamEvent = typeof StreamEvent.Type
 
+/** The event types that end a stream; each carries the final Model response object in `response`. */
+export const terminalEventTypes: ReadonlyArray<string> = ["response.completed", "response.incomplete", "response.failed"]
+
+/** The Model response object an event carries in `response` (lifecycle events), decoded. */
+export const responseOf = (event: StreamEvent): Option.Option<ModelResponse.ModelResponse> =>
+  Schema.decodeUnknownOption(ModelResponse.ModelResponse)(event.response)
+
+/** The text of a stream's `response.output_text.delta` events, joined in order. */
+export const deltaText = (events: Iterable<StreamEvent>): string => {
+  let text = ""
+  for (const event of events) {
+    if (event.type === "response.output_text.delta" && typeof event.delta === "string") text += event.delta
+  }
+  return text
+}
+
 /** The result of a response is gone: it expired (10 minutes after its first successful delivery) or never existed. */
 export class ResponseExpiredError extends Schema.TaggedError<ResponseExpiredError>()("ResponseExpiredError", {
   response_id: Schema.String,
   message: Schema.String
 }) {}
 
-/** Waiting for a response ran past its deadline; `lastStatus` is the last status observed. */
+/** Waiting for a response ran past its deadline; `lastStatus` is the last status observed (`unknown` if none). */
 export class ResponseWaitTimeoutError extends Schema.TaggedError<ResponseWaitTimeoutError>()("ResponseWaitTimeoutError", {
   response_id: Schema.String,
   lastStatus: Schema.String,
   message: Schema.String
 }) {}
 
-/** Options of create and submit: the caller's idempotency key and the completion-window header. */
+/**
+ * Options of create, submit and stream: the caller's idempotency key (default: a fresh UUID per call, reused on its
+ * retries), the completion-window header (a `metadata.completion_window` in the body wins), and retry overrides.
+ */
 export interface CreateOptions {
   readonly idempotencyKey?: string
   readonly completionWindow?: ModelResponse.CompletionWindow
+  readonly retry?: Partial<RetrySettings>
 }
+
+/** A create request as the client takes it: the body without `background` and `stream` (set by the method). */
+export type ResponseRequest = Omit<ModelResponse.CreateResponseRequest, "background" | "stream">
 
 const responseErrors = [...commonErrors, ApiError.ConflictError] as const
 
@@ -51,105 +83,106 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
     const transport = yield* Transport
     const apiUrl = transport.config.apiUrl.replace(/\/+$/, "")
 
+    const headersOf = (key: string, options: CreateOptions) => ({
+      "idempotency-key": key,
+      ...(options.completionWindow !== undefined ? { [ModelResponse.completionWindowHeader]: options.completionWindow } : {})
+    })
+
     const send = (request: ModelResponse.CreateResponseRequest, options: CreateOptions) =>
       Effect.gen(function*() {
         const payload = yield* validate(ModelResponse.CreateResponseRequest, request)
         const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
         const [value, response] = yield* transport.call(
-          transport.api.responses.create({
-            payload,
-            headers: {
-              "idempotency-key": key,
-              ...(options.completionWindow !== undefined ? { "x-completion-window": options.completionWindow } : {})
-            },
-            withResponse: true
-          }),
-          { safeToRepeat: true }
+          transport.api.responses.create({ payload, headers: headersOf(key, options), withResponse: true }),
+          { safeToRepeat: true, retry: options.retry }
         ).pipe(only(...responseErrors))
         const replayed = IdempotencyKey.isReplayed(response.headers)
         yield* Effect.annotateCurrentSpan({ "boxkit.replayed": replayed, "boxkit.status": value.status })
         return { value, idempotencyKey: key, replayed } satisfies IdempotencyKey.Idempotent<ModelResponse.ModelResponse>
       })
 
-    const retrieve = Effect.fn("Responses.retrieve")(function*(responseId: string) {
+    const retrieve = Effect.fn("Responses.retrieve")(function*(
+      responseId: string,
+      options: { readonly retry?: Partial<RetrySettings> } = {}
+    ) {
       return yield* transport.call(
         transport.api.responses.retrieve({ path: { response_id: ResponseId.make(responseId) } }),
-        { safeToRepeat: true }
+        { safeToRepeat: true, retry: options.retry }
       ).pipe(only(...commonErrors))
     })
 
     return {
-      /** A foreground request: answered when finished (status `completed` or `incomplete`). Idempotent. */
-      create: Effect.fn("Responses.create")(function*(
-        request: Omit<ModelResponse.CreateResponseRequest, "background" | "stream">,
-        options: CreateOptions = {}
-      ) {
+      /**
+       * A foreground request: answered when finished, status `completed`, or `incomplete` with `incomplete_details`
+       * and the partial output at `max_output_tokens`. Idempotent (one key for every retry). A model failure is a
+       * `ServerError` (500).
+       */
+      create: Effect.fn("Responses.create")(function*(request: ResponseRequest, options: CreateOptions = {}) {
         return yield* send({ ...request, background: false, stream: false }, options)
       }),
-      /** A background request: answered 202 with the accepted object (status `queued`), completed later. */
-      submit: Effect.fn("Responses.submit")(function*(
-        request: Omit<ModelResponse.CreateResponseRequest, "background" | "stream">,
-        options: CreateOptions = {}
-      ) {
+      /**
+       * A background request: answered 202 with the accepted object (status `queued`), completed later; wait with
+       * `awaitCompletion` or a completion webhook (`metadata.completion_webhook`, see `WebhookReceiver`).
+       */
+      submit: Effect.fn("Responses.submit")(function*(request: ResponseRequest, options: CreateOptions = {}) {
         return yield* send({ ...request, background: true, stream: false }, options)
       }),
       /**
-       * A foreground request answered as a stream of Responses events (`response.created` ...
-       * `response.completed` / `response.incomplete`), each with `sequence_number`. Not retried once started.
+       * A foreground request answered as a stream of Responses events (`response.created` ... `response.completed`
+       * / `response.incomplete` / `response.failed`), each with `sequence_number`. The request is retried (same
+       * idempotency key) only until its answer starts; a stream that breaks or sends an event that is not JSON fails with
+       * `UnexpectedResponseError`. Errors before the stream are the typed API errors (e.g. `InvalidRequestError`).
        */
-      stream: (
-        request: Omit<ModelResponse.CreateResponseRequest, "background" | "stream">,
-        options: CreateOptions = {}
-      ): Stream.Stream<StreamEvent, ClientFailure> =>
+      stream: (request: ResponseRequest, options: CreateOptions = {}): Stream.Stream<StreamEvent, ClientFailure> =>
         Stream.unwrapScoped(Effect.gen(function*() {
           const payload = yield* validate(ModelResponse.CreateResponseRequest, { ...request, stream: true })
           const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
           const httpRequest = HttpClientRequest.post(`${apiUrl}/responses`).pipe(
-            HttpClientRequest.setHeader("idempotency-key", key),
+            HttpClientRequest.setHeaders(headersOf(key, options)),
             HttpClientRequest.setHeader("accept", "text/event-stream"),
             HttpClientRequest.bodyUnsafeJson(payload)
           )
-          const response = yield* transport.http.execute(httpRequest).pipe(Effect.mapError(normalizeError))
+          const response = yield* transport.call(transport.http.execute(httpRequest), {
+            safeToRepeat: true,
+            retry: options.retry
+          })
           return response.stream.pipe(
             Stream.decodeText(),
             Stream.pipeThroughChannel(Sse.makeChannel()),
-            Stream.mapEffect((event) =>
-              Schema.decode(Schema.parseJson(StreamEvent))(event.data)
-            ),
+            Stream.mapEffect((event) => Schema.decode(Schema.parseJson(StreamEvent))(event.data)),
             Stream.mapError(normalizeError)
           )
         }).pipe(Effect.mapError(normalizeError))),
       /** Reads a response (`NotFoundError` when it never existed or its result expired). */
       retrieve,
       /**
-       * Polls a response until it is finished (`completed`, `incomplete`, `failed` or `cancelled`), every `interval`
-       * (default 100 ms, doubling to 2 s), for at most `timeout` (default 120 s). A 404 while waiting fails with
-       * `ResponseExpiredError`; the deadline with `ResponseWaitTimeoutError` carrying the last status.
+       * Polls a response until it is finished (`completed`, `incomplete`, `failed` or `cancelled`) and returns it:
+       * reads at once, then every `interval` (default 100 ms) doubling up to 2 s, for at most `timeout` (default
+       * 120 s). A 404 while waiting fails with `ResponseExpiredError` (the result expired or never existed); the
+       * deadline with `ResponseWaitTimeoutError` carrying the last status seen.
        */
       awaitCompletion: Effect.fn("Responses.awaitCompletion")(function*(
         responseId: string,
         options: { readonly timeout?: Duration.Duration; readonly interval?: Duration.Duration } = {}
       ) {
-        let lastStatus = "unknown"
         const timeout = options.timeout ?? Duration.seconds(120)
         return yield* pollUntil(
           retrieve(responseId).pipe(
             Effect.catchTag("NotFoundError", (error) =>
-              Effect.fail(new ResponseExpiredError({ response_id: responseId, message: error.message }))),
-            Effect.tap((response) => {
-              lastStatus = response.status
-            })
+              Effect.fail(new ResponseExpiredError({ response_id: responseId, message: error.message })))
           ),
           {
             done: (response) => ModelResponse.isFinished(response.status),
             timeout,
             interval: options.interval,
-            onTimeout: () =>
-              new ResponseWaitTimeoutError({
+            onTimeout: (last) => {
+              const lastStatus = Option.match(last, { onNone: () => "unknown", onSome: (response) => response.status })
+              return new ResponseWaitTimeoutError({
                 response_id: responseId,
                 lastStatus,
                 message: `response ${responseId} did not finish within ${Duration.format(timeout)} (last status ${lastStatus})`
               })
+            }
           }
         )
       })

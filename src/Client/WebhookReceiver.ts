@@ -26,11 +26,11 @@ export interface DeduplicationStore {
 }
 
 /**
- * An in-memory store that forgets ids after `ttl` (default 1 hour). The service retries a failed delivery for up to
- * 20 rounds spaced by up to 5 minutes (about 1.3 hours in the worst case), so a receiver that is down for long should
- * choose a longer `ttl` or a durable store.
+ * An in-memory store that forgets ids after `ttl` (default 2 hours). The local service redelivers for at most about
+ * 80 minutes (20 rounds: delays of 5 s doubling to 5 minutes, 70 minutes in all, plus up to 30 s per round), so the
+ * default outlives every redelivery; a daemon that restarts needs a durable store to stay exactly-once.
  */
-export const memoryStore = (ttl: Duration.Duration = Duration.hours(1)): Effect.Effect<DeduplicationStore> =>
+export const memoryStore = (ttl: Duration.Duration = Duration.hours(2)): Effect.Effect<DeduplicationStore> =>
   Effect.sync(() => {
     const seenAt = new Map<string, number>()
     const ttlMillis = Duration.toMillis(ttl)
@@ -59,7 +59,7 @@ export const memoryStore = (ttl: Duration.Duration = Duration.hours(1)): Effect.
 export interface ReceiverOptions<E, R> {
   /** The expected `webhook_token`; when set, requests without `Authorization: Bearer <token>` get 401. */
   readonly token?: Redacted.Redacted<string>
-  /** The de-duplication store (default: {@link memoryStore} with a 1-hour ttl). */
+  /** The de-duplication store (default: {@link memoryStore} with a 2-hour ttl). */
   readonly store?: DeduplicationStore
   /** Called once per completion; answer 2xx only after it succeeds. */
   readonly handler: (response: ModelResponse) => Effect.Effect<void, E, R>

@@ -1,8 +1,8 @@
 /**
  * Model responses: the asynchronous text-generation area modelled on a hosted Responses-style API.
  *
- * Source: spec "Model response object", "POST {api_url}/responses", "Events / Completion webhook". Field names the
- * spec does not give are the hosted Responses API's (docs/ASSUMPTIONS.md).
+ * Source: spec "Model response object", "POST {api_url}/responses", "Events / Completion webhook", Limits
+ * ("Pre-tokenized prompt"). Field names the spec does not give are the hosted Responses API's (docs/ASSUMPTIONS.md).
  *
  * @since 0.1.0
  */
@@ -13,13 +13,20 @@ export const ResponseStatus = Schema.Literal("queued", "in_progress", "failed", 
 /** A model response status. */
 export type ResponseStatus = typeof ResponseStatus.Type
 
-/** True for a status after which nothing changes. */
+/** True for a status after which nothing changes: `completed`, `incomplete`, `failed`, `cancelled`. */
 export const isFinished = (status: ResponseStatus): boolean =>
   status === "completed" || status === "incomplete" || status === "failed" || status === "cancelled"
 
+/** True for the statuses a completion webhook carries (spec Events rule 3: `completed` or `incomplete`). */
+export const isDeliverable = (status: ResponseStatus): boolean => status === "completed" || status === "incomplete"
+
 const TokenDetails = Schema.Struct({ cached_tokens: Schema.Int, reasoning_tokens: Schema.Int })
 
-/** Token usage: all integers (tokens). `prompt_tokens`/`completion_tokens` mirror input/output. Source: spec. */
+/**
+ * Token usage, all integers counting tokens (spec: Model response object): `input_tokens`, `output_tokens`,
+ * `total_tokens`, `prompt_tokens` (= input), `completion_tokens` (= output), and `input_tokens_details` /
+ * `output_tokens_details` with `cached_tokens` and `reasoning_tokens`.
+ */
 export const Usage = Schema.Struct({
   input_tokens: Schema.Int,
   output_tokens: Schema.Int,
@@ -32,20 +39,87 @@ export const Usage = Schema.Struct({
 /** Token usage. */
 export type Usage = typeof Usage.Type
 
-/** The `metadata` keys the service writes itself; a request that supplies either is refused with 400. */
+/**
+ * The `metadata` keys the service writes itself (decimal strings on a completed response); a request that supplies
+ * either is refused with 400 (spec: POST /responses, metadata).
+ */
 export const reservedMetadataKeys = ["supercached_input_tokens", "supercache_write_input_tokens"] as const
 
-/** Completion windows: `asap`, `balanced`, `flex`. A background request uses `balanced` or `flex`. */
+/** Completion windows: `asap`, `balanced`, `flex`. A background request uses `balanced` or `flex` (spec). */
 export const CompletionWindow = Schema.Literal("asap", "balanced", "flex")
 /** A completion window. */
 export type CompletionWindow = typeof CompletionWindow.Type
 
-/** The completion-window header (its name is not shown by the spec; docs/ASSUMPTIONS.md). */
+/** The completion-window header (its name is not shown by the spec; docs/ASSUMPTIONS.md), lowercase. */
 export const completionWindowHeader = "x-completion-window"
 
 /**
+ * The values of the `include` list, as the hosted Responses API names them. Every value is accepted; only
+ * `reasoning.encrypted_content` is named by the spec, and reasoning items still come back without encrypted content.
+ * The others ask for outputs of tools the local service does not run, so they change nothing. Any other value is
+ * refused with 400 (docs/ASSUMPTIONS.md).
+ */
+export const includableValues = [
+  "reasoning.encrypted_content",
+  "message.output_text.logprobs",
+  "message.input_image.image_url",
+  "file_search_call.results",
+  "web_search_call.results",
+  "web_search_call.action.sources",
+  "computer_call_output.output.image_url",
+  "code_interpreter_call.outputs"
+] as const
+
+/** One value of the `include` list. */
+export const Includable = Schema.Literal(...includableValues).annotations({
+  message: () => `include values must be one of: ${includableValues.join(", ")}`
+})
+
+/** The largest token id of a pre-tokenized prompt (spec Limits: each 0 to 2147483647). */
+export const maxTokenId = 2147483647
+/** The most ids in a pre-tokenized prompt (spec Limits: 1 to 2000000 elements). */
+export const maxPromptTokenIds = 2000000
+
+const tokenIdsProblem = (u: unknown): string | undefined => {
+  if (!Array.isArray(u)) return "prompt_token_ids must be an array of integer token ids"
+  if (u.length < 1) return "prompt_token_ids must have at least 1 element"
+  if (u.length > maxPromptTokenIds) {
+    return `prompt_token_ids must have at most ${maxPromptTokenIds} elements (got ${u.length})`
+  }
+  for (let i = 0; i < u.length; i++) {
+    const id = u[i]
+    if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id > maxTokenId) {
+      return `prompt_token_ids[${i}] must be an integer from 0 to ${maxTokenId} (got ${JSON.stringify(id) ?? "nothing"})`
+    }
+  }
+  return undefined
+}
+
+/**
+ * The pre-tokenized prompt: 1 to 2,000,000 integer token ids, each 0 to 2147483647 (spec Limits), forwarded verbatim.
+ * Checked in one loop (a per-element schema takes about a second for 2,000,000 ids); the message names the first bad
+ * element.
+ */
+export const PromptTokenIds = Schema.declare(
+  (u: unknown): u is ReadonlyArray<number> => tokenIdsProblem(u) === undefined,
+  {
+    identifier: "PromptTokenIds",
+    message: (issue) => tokenIdsProblem(issue.actual) ?? "invalid prompt_token_ids",
+    jsonSchema: {
+      type: "array",
+      items: { type: "integer", minimum: 0, maximum: maxTokenId },
+      minItems: 1,
+      maxItems: maxPromptTokenIds
+    }
+  }
+)
+
+/**
  * The Model response object (spec). `output`, `error`, `incomplete_details`, `reasoning` and `tools` items are not
- * shown by the spec and decode as JSON; boxkit's local service writes the hosted API's shapes.
+ * shown by the spec and decode as JSON; boxkit's local service writes the hosted API's shapes: `output` holds
+ * `reasoning` items (`{type, id, summary, content}`, never `encrypted_content`) and one `message` item
+ * (`{type, id, status, role: "assistant", content: [{type: "output_text", text, annotations, logprobs}]}`),
+ * `incomplete_details` is `{reason: "max_output_tokens"}`, `error` is `{code, message}`.
  */
 export class ModelResponse extends Schema.Class<ModelResponse>("ModelResponse")({
   id: Schema.String,
@@ -61,7 +135,11 @@ export class ModelResponse extends Schema.Class<ModelResponse>("ModelResponse")(
   output: Schema.optionalWith(Schema.Array(Schema.Unknown), { default: () => [] }),
   error: Schema.optional(Schema.NullOr(Schema.Unknown)),
   incomplete_details: Schema.optional(Schema.NullOr(Schema.Unknown)),
+  instructions: Schema.optional(Schema.NullOr(Schema.Unknown)),
+  background: Schema.optional(Schema.NullOr(Schema.Boolean)),
   max_output_tokens: Schema.optional(Schema.NullOr(Schema.Int)),
+  max_tool_calls: Schema.optional(Schema.NullOr(Schema.Int)),
+  prompt_cache_key: Schema.optional(Schema.NullOr(Schema.String)),
   reasoning: Schema.optional(Schema.NullOr(Schema.Unknown)),
   text: Schema.optional(Schema.Unknown),
   store: Schema.optional(Schema.Boolean),
@@ -84,7 +162,10 @@ export const outputText = (response: ModelResponse): string =>
 
 const ContentPart = Schema.Struct({ type: Schema.String }, { key: Schema.String, value: Schema.Unknown })
 
-/** An input item: a message with a role and string or part-array content, or another typed item. */
+/**
+ * An input item: a message (`type` omitted or `message`) with a `role` (`user`, `assistant`, `system`, `developer`;
+ * default `user`) and string or part-array content, or another typed item (refused by the local service).
+ */
 export const InputItem = Schema.Struct(
   {
     type: Schema.optional(Schema.String),
@@ -94,42 +175,54 @@ export const InputItem = Schema.Struct(
   { key: Schema.String, value: Schema.Unknown }
 )
 
+/** `T`, or `null` meaning the same as leaving the field out (the hosted API's clients send `null` for unset). */
+const Nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Schema.NullOr(schema))
+
 /**
- * Body of POST /responses. Field names the spec does not give follow the hosted Responses API
- * (docs/ASSUMPTIONS.md): `instructions`, `include`, `parallel_tool_calls`, `prompt_cache_key`, `store`,
- * `truncation` (only `disabled`), `max_tool_calls` (0 to 2147483647), `max_output_tokens` (at least 1),
- * `temperature` (0 to 2), `top_p` (0 to 1), and `prompt_token_ids` (the pre-tokenized prompt).
+ * Body of POST /responses (spec). `model` and `input` are required; `input` is a non-empty string or a non-empty array
+ * of input items. Field names the spec does not give follow the hosted Responses API (docs/ASSUMPTIONS.md):
+ * `instructions` (system message), `include` ({@link includableValues}), `parallel_tool_calls` (no effect),
+ * `prompt_cache_key` (cache routing key), `store` (no effect), `truncation` (only `disabled`), `max_tool_calls`
+ * (0 to 2147483647), `max_output_tokens` (at least 1), `temperature` (0 to 2), `top_p` (0 to 1) and
+ * `prompt_token_ids` (the pre-tokenized prompt, {@link PromptTokenIds}). Optional fields accept `null` as "not set".
  */
 export const CreateResponseRequest = Schema.Struct({
-  model: Schema.String.pipe(Schema.minLength(1, { message: () => "model must not be empty" })),
-  input: Schema.Union(
-    Schema.String.pipe(Schema.minLength(1, { message: () => "input must have at least 1 character" })),
-    Schema.Array(InputItem).pipe(Schema.minItems(1, { message: () => "input must have at least 1 item" }))
-  ),
-  stream: Schema.optional(Schema.Boolean),
-  background: Schema.optional(Schema.Boolean),
-  metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-  instructions: Schema.optional(Schema.NullOr(Schema.String)),
-  include: Schema.optional(Schema.Array(Schema.String)),
-  parallel_tool_calls: Schema.optional(Schema.Boolean),
-  prompt_cache_key: Schema.optional(Schema.String),
-  store: Schema.optional(Schema.Boolean),
-  truncation: Schema.optional(Schema.Literal("disabled")),
-  max_tool_calls: Schema.optional(Schema.Int.pipe(Schema.between(0, 2147483647))),
-  max_output_tokens: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))),
-  temperature: Schema.optional(Schema.Number.pipe(Schema.between(0, 2))),
-  top_p: Schema.optional(Schema.Number.pipe(Schema.between(0, 1))),
-  prompt_token_ids: Schema.optional(
-    Schema.Array(Schema.Int.pipe(Schema.between(0, 2147483647))).pipe(
-      Schema.minItems(1),
-      Schema.maxItems(2000000)
+  model: Schema.propertySignature(
+    Schema.String.pipe(Schema.minLength(1, { message: () => "model must not be empty" }))
+  ).annotations({ missingMessage: () => "model is required" }),
+  input: Schema.propertySignature(
+    Schema.Union(
+      Schema.String.pipe(Schema.minLength(1, { message: () => "input must have at least 1 character" })),
+      Schema.Array(InputItem).pipe(Schema.minItems(1, { message: () => "input must have at least 1 item" }))
     )
-  ),
-  user: Schema.optional(Schema.String),
-  tools: Schema.optional(Schema.Array(Schema.Unknown)),
-  tool_choice: Schema.optional(Schema.Unknown),
-  reasoning: Schema.optional(Schema.Unknown),
-  text: Schema.optional(Schema.Unknown)
+  ).annotations({
+    missingMessage: () => "input is required: a non-empty string or a non-empty array of input items (with prompt_token_ids send a placeholder string)"
+  }),
+  stream: Nullable(Schema.Boolean),
+  background: Nullable(Schema.Boolean),
+  metadata: Nullable(Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
+    message: () => "metadata must be a map of string keys to string values"
+  })),
+  instructions: Nullable(Schema.String),
+  include: Nullable(Schema.Array(Includable)),
+  parallel_tool_calls: Nullable(Schema.Boolean),
+  prompt_cache_key: Nullable(Schema.String),
+  store: Nullable(Schema.Boolean),
+  truncation: Nullable(Schema.Literal("disabled").annotations({ message: () => "truncation must be \"disabled\"" })),
+  max_tool_calls: Nullable(Schema.Int.pipe(Schema.between(0, maxTokenId, {
+    message: () => "max_tool_calls must be an integer from 0 to 2147483647"
+  }))),
+  max_output_tokens: Nullable(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1, {
+    message: () => "max_output_tokens must be an integer of at least 1"
+  }))),
+  temperature: Nullable(Schema.Number.pipe(Schema.between(0, 2, { message: () => "temperature must be from 0 to 2" }))),
+  top_p: Nullable(Schema.Number.pipe(Schema.between(0, 1, { message: () => "top_p must be from 0 to 1" }))),
+  prompt_token_ids: Schema.optional(PromptTokenIds),
+  user: Nullable(Schema.String),
+  tools: Nullable(Schema.Array(Schema.Unknown)),
+  tool_choice: Nullable(Schema.Unknown),
+  reasoning: Nullable(Schema.Unknown),
+  text: Nullable(Schema.Unknown)
 }).annotations({ title: "CreateResponseRequest" })
 /** Body of POST /responses. */
 export type CreateResponseRequest = typeof CreateResponseRequest.Type

@@ -1,23 +1,52 @@
 /**
- * The model behind the local service's Responses area. The embedded default is a deterministic local model: the same
- * prompt gives the same text, streamed one token at a time (tokens of the o200k tokenizer from `gpt-tokenizer`).
+ * The model behind the local service's Responses area, as a service with two implementations: the deterministic
+ * local model here ({@link localLayer}) and an adapter to any OpenAI-compatible upstream (`UpstreamModel.ts`).
  *
- * Source: spec "What the service does" (an asynchronous text-generation API); docs/ASSUMPTIONS.md (the local model).
+ * A model answers a {@link GenerateRequest} with a stream of {@link ModelChunk}s: text and reasoning pieces with the
+ * number of output tokens each one took, and a `Length` marker when the model itself stopped at its token limit. The
+ * Responses engine turns them into output items, streaming events and usage.
+ *
+ * Source: spec "What the service does" (an asynchronous text-generation API), "POST {api_url}/responses" (input
+ * kinds, the instruction text as a system message, the pre-tokenized prompt forwarded verbatim); docs/ASSUMPTIONS.md
+ * (the local model).
  *
  * @since 0.1.0
  */
 import { Context, Data, Layer, Stream } from "effect"
-import { decode, encode } from "gpt-tokenizer"
-
-/** One message of the prompt, as plain text. `role` is `system`, `developer`, `user` or `assistant`. */
-export interface PromptMessage {
-  readonly role: string
-  readonly text: string
-}
+import { decode, encode, vocabularySize } from "gpt-tokenizer"
 
 /**
- * What the model is asked: the prompt messages (instructions first, as a system message), or the pre-tokenized prompt
- * `promptTokenIds` forwarded verbatim; `maxOutputTokens` bounds the output (tokens).
+ * One part of a prompt message: text, an image (`url`: an http(s) URL or a `data:` URL, from `input_image.image_url`),
+ * or an inline PDF (`data`: the `data:application/pdf;base64,...` URL from `input_file.file_data`).
+ */
+export type PromptPart =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "image"; readonly url: string }
+  | { readonly type: "file"; readonly filename: string; readonly data: string }
+
+/** One message of the prompt. `role` is `system`, `developer`, `user` or `assistant`. */
+export interface PromptMessage {
+  readonly role: "system" | "developer" | "user" | "assistant"
+  readonly parts: ReadonlyArray<PromptPart>
+}
+
+/** A text-only message. */
+export const textMessage = (role: PromptMessage["role"], text: string): PromptMessage => ({
+  role,
+  parts: [{ type: "text", text }]
+})
+
+/** The text of a message: its text parts, with `[image]` and `[file NAME]` standing for the other parts. */
+export const messageText = (message: PromptMessage): string =>
+  message.parts.map((part) =>
+    part.type === "text" ? part.text : part.type === "image" ? "[image]" : `[file ${part.filename}]`
+  ).join("\n")
+
+/**
+ * What the model is asked: the prompt `messages` (the instruction text first, as a system message), or the
+ * pre-tokenized prompt `promptTokenIds` forwarded verbatim (the messages are then ignored); `maxOutputTokens` bounds the
+ * output in tokens (reasoning included); `temperature` (0 to 2), `topP` (0 to 1); `reasoningEffort` from
+ * `reasoning.effort` when the request sets one.
  */
 export interface GenerateRequest {
   readonly model: string
@@ -26,21 +55,67 @@ export interface GenerateRequest {
   readonly maxOutputTokens: number | undefined
   readonly temperature: number | undefined
   readonly topP: number | undefined
+  readonly reasoningEffort: string | undefined
 }
 
-/** The model failed (an upstream answered an error, or could not be reached). */
+/**
+ * One piece of a model's answer: `Text` (answer text) or `Reasoning` (reasoning text) with the number of output
+ * `tokens` it took (at least 0), or `Length`: the model stopped because it reached its output-token limit.
+ */
+export type ModelChunk =
+  | { readonly _tag: "Text"; readonly text: string; readonly tokens: number }
+  | { readonly _tag: "Reasoning"; readonly text: string; readonly tokens: number }
+  | { readonly _tag: "Length" }
+
+/** The model failed: an upstream answered an error or could not be reached. `message` says why. */
 export class LanguageModelError extends Data.TaggedError("LanguageModelError")<{ readonly message: string }> {}
 
-/** A text generator: a stream of text pieces, one per output token. */
+/** A text generator: a stream of {@link ModelChunk}s for one request. */
 export class LanguageModel extends Context.Tag("boxkit/server/LanguageModel")<LanguageModel, {
-  readonly generate: (request: GenerateRequest) => Stream.Stream<string, LanguageModelError>
+  readonly generate: (request: GenerateRequest) => Stream.Stream<ModelChunk, LanguageModelError>
 }>() {}
 
-/** Counts tokens of a text with the o200k tokenizer. */
+/** Counts the tokens of a text with the o200k tokenizer (`gpt-tokenizer`). */
 export const countTokens = (text: string): number => encode(text).length
 
 /** Tokenizes a text with the o200k tokenizer. */
 export const tokenize = (text: string): Array<number> => encode(text)
+
+/** Decodes token ids with the o200k tokenizer; ids outside its vocabulary are skipped. */
+export const decodeKnown = (ids: Iterable<number>): string => {
+  const known: Array<number> = []
+  for (const id of ids) if (id < vocabularySize) known.push(id)
+  try {
+    return decode(known)
+  } catch {
+    return known.flatMap((id) => {
+      try {
+        return [decode([id])]
+      } catch {
+        return []
+      }
+    }).join("")
+  }
+}
+
+/**
+ * Splits token ids into text pieces on character boundaries: each piece is the decoded text of one or more tokens
+ * (several when a character spans tokens) with its token count.
+ */
+export const tokenPieces = (ids: ReadonlyArray<number>): Array<{ readonly text: string; readonly tokens: number }> => {
+  const pieces: Array<{ text: string; tokens: number }> = []
+  let pending: Array<number> = []
+  for (const id of ids) {
+    pending.push(id)
+    const text = decodeKnown(pending)
+    if (!text.endsWith("\uFFFD")) {
+      pieces.push({ text, tokens: pending.length })
+      pending = []
+    }
+  }
+  if (pending.length > 0) pieces.push({ text: decodeKnown(pending), tokens: pending.length })
+  return pieces
+}
 
 const sentences = [
   "Boxes boot in well under a second and can be paused, resumed and checkpointed.",
@@ -53,8 +128,7 @@ const sentences = [
   "Results can expire ten minutes after their first successful delivery."
 ]
 
-const hash = (text: string): number => {
-  let h = 2166136261
+const fnv = (h: number, text: string): number => {
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i)
     h = Math.imul(h, 16777619) >>> 0
@@ -62,20 +136,52 @@ const hash = (text: string): number => {
   return h
 }
 
-/** The deterministic reply of the local model to a request (before any token limit). */
-export const localReply = (request: GenerateRequest): string => {
-  const prompt = request.promptTokenIds !== undefined
-    ? decode(request.promptTokenIds.filter((id) => id < 200000))
-    : request.messages.filter((message) => message.role === "user").map((message) => message.text).join("\n")
-  const seed = hash(`${request.model}\u0000${prompt}\u0000${request.messages.map((m) => m.role + m.text).join("\u0000")}`)
+/** True when a reasoning effort asks for reasoning (anything but `none` and `minimal`). */
+export const reasons = (effort: string | undefined): boolean =>
+  effort !== undefined && effort !== "none" && effort !== "minimal"
+
+/**
+ * The deterministic answer of the local model, before any token limit: `text` quotes the user's words (or the start of
+ * the pre-tokenized prompt, decoded) and adds two sentences picked by a hash of the whole prompt; `reasoning` is a
+ * short deterministic reasoning text when `reasoningEffort` asks for reasoning, else null.
+ */
+export const localReply = (request: GenerateRequest): { readonly reasoning: string | null; readonly text: string } => {
+  let seed = fnv(2166136261, request.model)
+  let prompt: string
+  if (request.promptTokenIds !== undefined) {
+    for (const id of request.promptTokenIds) {
+      seed = Math.imul(seed ^ id, 16777619) >>> 0
+    }
+    prompt = decodeKnown(request.promptTokenIds.slice(0, 64))
+  } else {
+    for (const message of request.messages) seed = fnv(seed, `\u0000${message.role}\u0000${messageText(message)}`)
+    prompt = request.messages.filter((message) => message.role === "user").map(messageText).join("\n")
+  }
   const quoted = prompt.replace(/\s+/g, " ").trim().slice(0, 80)
   const first = sentences[seed % sentences.length]
-  const second = sentences[(seed >>> 8) % sentences.length]
-  return `You said: "${quoted}". ${first} ${second === first ? sentences[(seed + 1) % sentences.length] : second}`
+  let second = sentences[(seed >>> 8) % sentences.length]
+  if (second === first) second = sentences[(seed + 1) % sentences.length]
+  const text = `You said: "${quoted}". ${first} ${second}`
+  const words = quoted === "" ? 0 : quoted.split(" ").length
+  const reasoning = reasons(request.reasoningEffort)
+    ? `The prompt has ${words} words and ${request.messages.length} messages; answer with two facts about boxes.`
+    : null
+  return { reasoning, text }
 }
 
-/** The deterministic local model: {@link localReply}, streamed one token at a time. */
+/**
+ * The deterministic local model: {@link localReply}, streamed in pieces of one token (several only where a character
+ * spans tokens), reasoning first. It never stops early on its own; the engine applies `max_output_tokens`.
+ */
 export const localLayer = Layer.succeed(LanguageModel, {
   generate: (request) =>
-    Stream.suspend(() => Stream.fromIterable(encode(localReply(request)).map((token) => decode([token]))))
+    Stream.suspend(() => {
+      const reply = localReply(request)
+      const chunks: Array<ModelChunk> = []
+      if (reply.reasoning !== null) {
+        for (const piece of tokenPieces(encode(reply.reasoning))) chunks.push({ _tag: "Reasoning", ...piece })
+      }
+      for (const piece of tokenPieces(encode(reply.text))) chunks.push({ _tag: "Text", ...piece })
+      return Stream.fromIterable(chunks)
+    })
 })

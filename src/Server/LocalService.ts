@@ -3,7 +3,8 @@
  * webhooks and the inspection routes, composed into layers, and served over HTTP with `@effect/platform-node`.
  *
  * Routes outside `/v1` (docs/ASSUMPTIONS.md): `GET /openapi.json` (the contract's OpenAPI document),
- * `GET /_local/state` (the whole state as JSON, without secret values) and `POST /_local/runtime`
+ * `GET /_local/state` (the whole state as JSON, without secret values; `faults` counts injected faults and client
+ * aborts, FaultInjection.ts) and `POST /_local/runtime`
  * (`{"guest_schema_version": N}` raises the current runtime version); the `/_local` routes answer only on the
  * loopback interface unless `exposeLocalRoutes` is set.
  *
@@ -12,12 +13,14 @@
 import {
   HttpApiBuilder,
   HttpApp,
+  type HttpClient,
+  HttpRouter,
   HttpServer,
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
 import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
-import { Clock, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
+import { Cause, Clock, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
 import { createServer } from "node:http"
 import * as ApiError from "../ApiError.js"
 import { Authorization, BoxServiceApi, openApiDocument } from "../Contract/Api.js"
@@ -25,6 +28,7 @@ import { currentPrincipal } from "../Contract/Principal.js"
 import { normalize, PolicyDocument } from "../Domain/EgressPolicy.js"
 import * as BoxRuntime from "./BoxRuntime.js"
 import * as ErrorResponse from "./ErrorResponse.js"
+import * as FaultInjection from "./FaultInjection.js"
 import * as AppsHandlers from "./Handlers/Apps.js"
 import * as BoxesHandlers from "./Handlers/Boxes.js"
 import * as ClipboardHandlers from "./Handlers/Clipboard.js"
@@ -189,7 +193,7 @@ export interface AppOptions {
  */
 export const makeApp = (options: AppOptions = {}) =>
   Effect.gen(function*() {
-    const apiApp = yield* HttpApiBuilder.httpApp
+    const apiApp = yield* HttpRouter.withRouterConfig(HttpApiBuilder.httpApp, RequestPipeline.routerConfig)
     const pipeline = yield* RequestPipeline.make
     const context = yield* Effect.context<
       | Repositories.Identity
@@ -203,7 +207,8 @@ export const makeApp = (options: AppOptions = {}) =>
       | RequestPipeline.Admission
     >()
     const runtime = yield* BoxRuntime.BoxRuntime
-    const v1 = pipeline(apiApp)
+    const faults = yield* FaultInjection.FaultInjection
+    const v1 = faults.wrap(pipeline(apiApp))
     const openApi = HttpServerResponse.unsafeJson(openApiDocument())
     const local = (request: HttpServerRequest.HttpServerRequest, path: string) =>
       Effect.gen(function*() {
@@ -211,7 +216,8 @@ export const makeApp = (options: AppOptions = {}) =>
           return ErrorResponse.fromApiError(ApiError.make.notFound("Local routes are served on loopback only."))
         }
         if (path === "/_local/state" && request.method === "GET") {
-          return HttpServerResponse.unsafeJson(yield* Effect.provide(inspectState, context))
+          const state = yield* Effect.provide(inspectState, context)
+          return HttpServerResponse.unsafeJson({ ...state, faults: yield* faults.report })
         }
         if (path === "/_local/runtime" && request.method === "POST") {
           const body = yield* Effect.either(HttpServerRequest.schemaBodyJson(RuntimeVersionBody))
@@ -233,26 +239,45 @@ export const makeApp = (options: AppOptions = {}) =>
       if (path.startsWith("/_local/")) return yield* local(request, path)
       return yield* v1
     }).pipe(Effect.catchAllCause((cause) =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => ErrorResponse.fromCause(cause, request))
+      // An interruption keeps its interruptor: a client abort (FaultInjection.ts) stays a client abort.
+      Cause.isInterruptedOnly(cause)
+        ? Effect.failCause(cause)
+        : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => ErrorResponse.fromCause(cause, request))
     )) as any
     return app
   })
 
 /**
+ * Options of the Responses area: the model behind it (default the deterministic local model; e.g.
+ * `UpstreamModel.layerFromEnv(url)` for an OpenAI-compatible upstream) and webhook delivery options.
+ */
+export interface ResponsesOptions {
+  readonly languageModel?: Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient>
+  readonly webhooks?: WebhookDelivery.DeliveryOptions
+}
+
+/**
  * Every service of the local box service, seeded, without the HTTP server. Needs an `HttpClient` for webhooks.
  * Background fibers (boots, lifetime checks, background responses, deliveries) live in the layer's scope.
  */
-export const layerServices = (seed: Seed.Seed, settings: Partial<LocalServiceSettings> = {}) => {
+export const layerServices = (
+  seed: Seed.Seed,
+  settings: Partial<LocalServiceSettings> = {},
+  responses: ResponsesOptions = {}
+) => {
   const config = LocalServiceConfig.layer(settings)
   const repositories = Layer.effectDiscard(applySeed(seed)).pipe(Layer.provideMerge(Repositories.layerMemory))
   const runtime = BoxRuntime.layer.pipe(Layer.provideMerge(repositories))
-  const webhooks = WebhookDelivery.layer().pipe(Layer.provide(repositories))
-  const engine = ResponseEngine.layer.pipe(Layer.provide([webhooks, LanguageModel.localLayer, repositories]))
+  const webhooks = WebhookDelivery.layer(responses.webhooks).pipe(Layer.provide(repositories))
+  const engine = ResponseEngine.layer.pipe(
+    Layer.provide([webhooks, responses.languageModel ?? LanguageModel.localLayer, repositories])
+  )
   return Layer.mergeAll(
     runtime,
     engine,
     Idempotency.layerMemory,
-    RequestPipeline.admissionLayer
+    RequestPipeline.admissionLayer,
+    FaultInjection.layer
   ).pipe(Layer.provideMerge(config))
 }
 
@@ -281,11 +306,14 @@ export interface ListenOptions {
  */
 export const layerNode = (
   seed: Seed.Seed,
-  options: ListenOptions & AppOptions & { readonly settings?: Partial<LocalServiceSettings> } = {}
+  options: ListenOptions & AppOptions & ResponsesOptions & { readonly settings?: Partial<LocalServiceSettings> } = {}
 ) =>
   layerHttp(options).pipe(
-    Layer.provideMerge(layerServices(seed, options.settings)),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: options.host ?? "127.0.0.1", port: options.port ?? 0 })),
+    Layer.provideMerge(layerServices(seed, options.settings, options)),
+    Layer.provideMerge(NodeHttpServer.layer(() => ErrorResponse.withEnvelopeOnClientError(createServer()), {
+      host: options.host ?? "127.0.0.1",
+      port: options.port ?? 0
+    })),
     Layer.provide(NodeHttpClient.layerUndici)
   )
 

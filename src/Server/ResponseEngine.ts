@@ -1,27 +1,48 @@
 /**
  * The Responses area of the local service: validates a create request against every rule of the spec, builds the
- * prompt, runs the {@link LanguageModel}, counts usage with a real tokenizer (including cached prefix tokens under a
- * `prompt_cache_key`), stores the result, streams Responses events, and hands finished background results to the
- * completion webhook.
+ * prompt, runs the {@link LanguageModel}, enforces `max_output_tokens`, counts usage with a real tokenizer (including
+ * cached prefix tokens under a `prompt_cache_key`), stores the result, streams Responses events, hands finished
+ * results to the completion webhook, and expires results 10 minutes after their first successful delivery.
  *
- * Source: spec "POST {api_url}/responses", "Model response object", "Events / Completion webhook", Limits (result
- * retention). Field names the spec does not give: docs/ASSUMPTIONS.md.
+ * Every mode runs the same event stream ({@link StreamEvent}s, the hosted Responses API's names and shapes): a
+ * streamed request sends it as Server-Sent Events, a foreground request answers its final object, a background
+ * request runs it later.
+ *
+ * Source: spec "POST {api_url}/responses", "Model response object", "Events / Completion webhook" rules 1-7, Limits
+ * (pre-tokenized prompt, result retention). Field names and shapes the spec does not give: docs/ASSUMPTIONS.md.
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
+import { encode } from "gpt-tokenizer"
 import * as ApiError from "../ApiError.js"
 import type { PrincipalShape } from "../Contract/Principal.js"
 import * as ModelResponse from "../Domain/ModelResponse.js"
-import { LanguageModel, type PromptMessage, tokenize } from "./LanguageModel.js"
+import {
+  decodeKnown,
+  LanguageModel,
+  type ModelChunk,
+  type PromptMessage,
+  type PromptPart,
+  messageText,
+  textMessage,
+  tokenize
+} from "./LanguageModel.js"
 import { LocalServiceConfig } from "./LocalServiceConfig.js"
+import { PromptCache } from "./PromptCache.js"
 import { type ResponseRecord, Responses } from "./Repositories.js"
 import { isWebhookUrl, WebhookDelivery } from "./WebhookDelivery.js"
 
 /** Models without image input (docs/ASSUMPTIONS.md): names starting with `boxkit-text`. Others are multimodal. */
 export const isTextOnlyModel = (model: string): boolean => model.startsWith("boxkit-text")
 
-/** A validated request: its completion window and webhook, and the prompt to send. */
+/** The roles an input message may have. */
+export const inputRoles = ["user", "assistant", "system", "developer"] as const
+
+/**
+ * A validated request: the request, its completion window (body over header), its webhook URL and token (null when
+ * omitted or invalid: no webhook), and the prompt messages (instruction text first, as a system message).
+ */
 export interface Prepared {
   readonly request: ModelResponse.CreateResponseRequest
   readonly window: ModelResponse.CompletionWindow
@@ -32,8 +53,17 @@ export interface Prepared {
 
 const invalid = (message: string, param: string | null) => Effect.fail(ApiError.make.invalidRequest(message, param))
 
-/** The text of one input item's content, checking every part against the spec's input rules. */
-const itemText = (
+const pdfDataUrl = /^data:application\/pdf;base64,([A-Za-z0-9+/]+={0,2})$/
+const imageDataUrl = /^data:image\/[A-Za-z0-9.+-]+;base64,[A-Za-z0-9+/]+={0,2}$/
+
+/** True when `data` is a base64 `data:application/pdf` URL whose bytes start with the PDF signature `%PDF-`. */
+export const isInlinePdf = (data: string): boolean => {
+  const match = pdfDataUrl.exec(data)
+  return match !== null && Buffer.from(match[1].slice(0, 12), "base64").toString("latin1").startsWith("%PDF-")
+}
+
+/** One input item as a prompt message, checking every part against the spec's input rules (400 naming the part). */
+const itemMessage = (
   model: string,
   item: typeof ModelResponse.InputItem.Type,
   index: number
@@ -41,15 +71,20 @@ const itemText = (
   Effect.gen(function*() {
     const where = `input[${index}]`
     if (item.type === "item_reference") {
-      return yield* invalid("Item references are unsupported in input; send the item's content instead.", where)
+      return yield* invalid("Item references are unsupported in input; send the item's content instead.", `${where}.type`)
     }
     if (item.type !== undefined && item.type !== "message") {
       return yield* invalid(`Input items of type ${item.type} are unsupported; send message items.`, `${where}.type`)
     }
     const role = item.role ?? "user"
-    if (typeof item.content === "string") return { role, text: item.content }
+    if (!(inputRoles as ReadonlyArray<string>).includes(role)) {
+      return yield* invalid(`Input role must be one of ${inputRoles.join(", ")}.`, `${where}.role`)
+    }
+    const typedRole = role as PromptMessage["role"]
+    if (typeof item.content === "string") return textMessage(typedRole, item.content)
     if (item.content === undefined) return yield* invalid("A message item needs content.", `${where}.content`)
-    const texts: Array<string> = []
+    if (item.content.length === 0) return yield* invalid("A message item needs at least 1 content part.", `${where}.content`)
+    const parts: Array<PromptPart> = []
     for (const [partIndex, part] of item.content.entries()) {
       const param = `${where}.content[${partIndex}]`
       const fields = part as Record<string, unknown>
@@ -57,39 +92,59 @@ const itemText = (
         case "input_text":
         case "output_text":
           if (typeof fields.text !== "string") return yield* invalid("A text part needs a text string.", `${param}.text`)
-          texts.push(fields.text)
+          parts.push({ type: "text", text: fields.text })
           break
-        case "input_image":
+        case "input_image": {
           if (isTextOnlyModel(model)) {
-            return yield* invalid(`Model ${model} does not accept input_image; use a multimodal model.`, param)
+            return yield* invalid(`Model ${model} does not accept input_image; use a multimodal model.`, `${param}.type`)
           }
-          texts.push("[image]")
-          break
-        case "input_file":
-          if (fields.file_id !== undefined || fields.file_url !== undefined) {
-            return yield* invalid("input_file by file_id or file_url is unsupported; send an inline PDF in file_data.", param)
+          if (fields.file_id !== undefined && fields.file_id !== null) {
+            return yield* invalid("input_image by file_id is unsupported; send image_url.", `${param}.file_id`)
           }
-          if (typeof fields.file_data !== "string" || !/^data:application\/pdf;base64,/.test(fields.file_data)) {
+          const url = fields.image_url
+          if (typeof url !== "string" || !(isWebhookUrl(url) || imageDataUrl.test(url))) {
             return yield* invalid(
-              "input_file must be an inline PDF: file_data as data:application/pdf;base64,...",
+              "input_image needs image_url: an http(s) URL or a data:image/...;base64,... URL.",
+              `${param}.image_url`
+            )
+          }
+          parts.push({ type: "image", url })
+          break
+        }
+        case "input_file": {
+          if (fields.file_id !== undefined && fields.file_id !== null) {
+            return yield* invalid("input_file by file_id is unsupported; send an inline PDF in file_data.", `${param}.file_id`)
+          }
+          if (fields.file_url !== undefined && fields.file_url !== null) {
+            return yield* invalid("input_file by file_url is unsupported; send an inline PDF in file_data.", `${param}.file_url`)
+          }
+          if (typeof fields.file_data !== "string" || !isInlinePdf(fields.file_data)) {
+            return yield* invalid(
+              "input_file must be an inline PDF: file_data as data:application/pdf;base64,... of a PDF document.",
               `${param}.file_data`
             )
           }
-          texts.push(`[file ${typeof fields.filename === "string" ? fields.filename : "document.pdf"}]`)
+          parts.push({
+            type: "file",
+            filename: typeof fields.filename === "string" && fields.filename !== "" ? fields.filename : "document.pdf",
+            data: fields.file_data
+          })
           break
+        }
         case "input_audio":
-          return yield* invalid("Audio input is unsupported.", param)
+          return yield* invalid("Audio input is unsupported.", `${param}.type`)
         default:
           return yield* invalid(`Content parts of type ${part.type} are unsupported.`, `${param}.type`)
       }
     }
-    return { role, text: texts.join("\n") }
+    return { role: typedRole, parts }
   })
 
 /**
- * Checks a create request: reserved metadata keys (400), stream with background (400), the completion window
- * (metadata over header; a background request uses balanced or flex), the webhook URL (an invalid one is ignored),
- * the input parts, and builds the prompt (instructions first, as a system message).
+ * Checks a create request beyond its schema: reserved metadata keys (400), `stream` with `background` (400), the
+ * completion window (`metadata.completion_window` over the header; 400 when not asap, balanced or flex; a background
+ * request uses balanced (default) or flex, so asap is a 400), the webhook URL (omitted or invalid: no webhook, nothing
+ * else changes), the input items and parts, and builds the prompt (instructions first, as a system message).
  */
 export const prepare = (
   request: ModelResponse.CreateResponseRequest,
@@ -106,11 +161,11 @@ export const prepare = (
       return yield* invalid("A background request cannot be streamed: set stream to false or background to false.", "stream")
     }
     const bodyWindow = metadata.completion_window
-    if (bodyWindow !== undefined && !["asap", "balanced", "flex"].includes(bodyWindow)) {
+    if (bodyWindow !== undefined && !Schema.is(ModelResponse.CompletionWindow)(bodyWindow)) {
       return yield* invalid("metadata.completion_window must be asap, balanced or flex.", "metadata.completion_window")
     }
-    const window = (bodyWindow ?? headerWindow ?? (request.background === true ? "balanced" : "asap")) as
-      ModelResponse.CompletionWindow
+    const window: ModelResponse.CompletionWindow = bodyWindow ?? headerWindow ??
+      (request.background === true ? "balanced" : "asap")
     if (request.background === true && window === "asap") {
       return yield* invalid(
         "A background request uses a balanced or flex completion window, not asap.",
@@ -118,12 +173,14 @@ export const prepare = (
       )
     }
     const messages: Array<PromptMessage> = []
-    if (request.instructions) messages.push({ role: "system", text: request.instructions })
+    if (typeof request.instructions === "string" && request.instructions !== "") {
+      messages.push(textMessage("system", request.instructions))
+    }
     if (typeof request.input === "string") {
-      messages.push({ role: "user", text: request.input })
+      messages.push(textMessage("user", request.input))
     } else {
       for (const [index, item] of request.input.entries()) {
-        messages.push(yield* itemText(request.model, item, index))
+        messages.push(yield* itemMessage(request.model, item, index))
       }
     }
     return {
@@ -137,300 +194,467 @@ export const prepare = (
     }
   })
 
-/** One Responses streaming event: its `type`, `sequence_number` and the event's fields. */
+/**
+ * One Responses streaming event: its `type` (`response.created`, `response.in_progress`,
+ * `response.output_item.added`, `response.content_part.added`, `response.reasoning_text.delta`,
+ * `response.reasoning_text.done`, `response.output_text.delta`, `response.output_text.done`,
+ * `response.content_part.done`, `response.output_item.done`, then `response.completed`, `response.incomplete` or
+ * `response.failed`), its `sequence_number` (0, 1, 2, ...) and the event's fields, as the hosted API shapes them.
+ */
 export interface StreamEvent {
   readonly type: string
   readonly sequence_number: number
   readonly [key: string]: unknown
 }
 
-/** Takes at most `count` elements; an infinite count takes all. */
-const takeAtMost = (count: number) => <A, E>(stream: Stream.Stream<A, E>) =>
-  Number.isFinite(count) ? Stream.take(stream, count) : stream
+/** The terminal event types; each carries the final object in `response`. */
+export const terminalEventTypes = ["response.completed", "response.incomplete", "response.failed"] as const
 
 const hex32 = () => crypto.randomUUID().replace(/-/g, "")
 
+const encodeResponse = Schema.encodeSync(ModelResponse.ModelResponse)
+
+/** How a response was asked for: answered on the request (`foreground`, `stream`) or later (`background`). */
+type Mode = "foreground" | "stream" | "background"
+
+/** Options of the engine beyond {@link LocalServiceConfig}. */
+export interface EngineOptions {
+  /** Background responses generated at once; the others wait in order (default 32). */
+  readonly backgroundConcurrency?: number
+}
+
 /** The Responses engine of the local service. */
 export class ResponseEngine extends Context.Tag("boxkit/server/ResponseEngine")<ResponseEngine, {
-  /** Runs a foreground request to its end and returns the finished object (status `completed` or `incomplete`). */
-  readonly foreground: (principal: PrincipalShape, prepared: Prepared) => Effect.Effect<ModelResponse.ModelResponse, ApiError.ServerError>
-  /** Runs a foreground request as a stream of Responses events; the result is stored when the stream ends. */
+  /**
+   * Runs a foreground request to its end and returns the finished object (status `completed`, or `incomplete` at
+   * `max_output_tokens`). A model failure is a 500 `server_error` naming the response id (the failed object stays
+   * readable).
+   */
+  readonly foreground: (
+    principal: PrincipalShape,
+    prepared: Prepared
+  ) => Effect.Effect<ModelResponse.ModelResponse, ApiError.ServerError>
+  /** Runs a foreground request as a stream of Responses events; the result is stored before the terminal event. */
   readonly stream: (principal: PrincipalShape, prepared: Prepared) => Effect.Effect<Stream.Stream<StreamEvent>>
-  /** Accepts a background request: stores it `queued`, completes it later, then delivers the webhook. */
+  /** Accepts a background request: stores it `queued` and returns that object; it is completed later. */
   readonly background: (principal: PrincipalShape, prepared: Prepared) => Effect.Effect<ModelResponse.ModelResponse>
   /**
-   * Reads a response of the caller's organization. A finished result's first read starts its retention clock;
-   * an expired one is gone (404).
+   * Reads a response of the caller's organization. A finished result's first read starts its retention clock; an
+   * expired one is gone (404 `not_found_error`, param `response_id`).
    */
-  readonly retrieve: (principal: PrincipalShape, id: string) => Effect.Effect<ModelResponse.ModelResponse, ApiError.NotFoundError>
+  readonly retrieve: (
+    principal: PrincipalShape,
+    id: string
+  ) => Effect.Effect<ModelResponse.ModelResponse, ApiError.NotFoundError>
 }>() {}
 
-/** The engine, with background work running in the layer's scope. */
-export const layer = Layer.scoped(
-  ResponseEngine,
-  Effect.gen(function*() {
-    const config = yield* LocalServiceConfig
-    const model = yield* LanguageModel
-    const responses = yield* Responses
-    const webhooks = yield* WebhookDelivery
-    const scope = yield* Effect.scope
-    const retentionMillis = Duration.toMillis(config.responseRetention)
-    /** Prompts seen per organization and cache key, for cached prefix tokens. */
-    const promptCache = new Map<string, Array<ReadonlyArray<number>>>()
+/**
+ * The engine, with background work running in the layer's scope. Needs the settings, the model, the Responses
+ * repository and webhook delivery.
+ */
+export const layerWith = (options: EngineOptions = {}) =>
+  Layer.scoped(
+    ResponseEngine,
+    Effect.gen(function*() {
+      const config = yield* LocalServiceConfig
+      const model = yield* LanguageModel
+      const responses = yield* Responses
+      const webhooks = yield* WebhookDelivery
+      const scope = yield* Effect.scope
+      const backgroundPermits = yield* Effect.makeSemaphore(options.backgroundConcurrency ?? 32)
+      const retentionMillis = Duration.toMillis(config.responseRetention)
+      const promptCache = new PromptCache()
+      let lastSweepMillis = 0
 
-    const usageOf = (orgId: string, prepared: Prepared, outputTokens: number) => {
-      const prompt = prepared.request.prompt_token_ids ??
-        tokenize(prepared.messages.map((message) => `${message.role}: ${message.text}`).join("\n"))
-      let cached = 0
-      const cacheKey = prepared.request.prompt_cache_key
-      if (cacheKey !== undefined) {
-        const id = `${orgId}\u0000${cacheKey}`
-        const seen = promptCache.get(id) ?? []
-        for (const previous of seen) {
-          let common = 0
-          const limit = Math.min(previous.length, prompt.length)
-          while (common < limit && previous[common] === prompt[common]) common++
-          cached = Math.max(cached, common)
-        }
-        promptCache.set(id, [prompt, ...seen].slice(0, 16))
-      }
-      const usage: ModelResponse.Usage = {
-        input_tokens: prompt.length,
-        output_tokens: outputTokens,
-        total_tokens: prompt.length + outputTokens,
-        prompt_tokens: prompt.length,
-        completion_tokens: outputTokens,
-        input_tokens_details: { cached_tokens: cached, reasoning_tokens: 0 },
-        output_tokens_details: { cached_tokens: 0, reasoning_tokens: 0 }
-      }
-      return {
-        usage,
-        supercached: cached,
-        supercacheWrite: cacheKey === undefined ? 0 : prompt.length - cached
-      }
-    }
+      const isExpired = (record: ResponseRecord, nowMillis: number) =>
+        record.firstDeliveredAtMillis !== null && nowMillis >= record.firstDeliveredAtMillis + retentionMillis
 
-    const baseObject = (id: string, createdAt: number, prepared: Prepared, status: ModelResponse.ResponseStatus) => {
-      const { completion_webhook: _webhook, webhook_token: _token, ...metadata } = prepared.request.metadata ?? {}
-      const request = prepared.request
-      return new ModelResponse.ModelResponse({
-        id,
-        object: "response",
-        created_at: createdAt,
-        status,
-        model: request.model,
-        usage: null,
-        metadata: _webhook !== undefined ? { ...metadata, completion_webhook: _webhook } : metadata,
-        input: request.input,
-        output: [],
-        error: null,
-        incomplete_details: null,
-        max_output_tokens: request.max_output_tokens ?? null,
-        reasoning: request.reasoning ?? null,
-        text: request.text ?? { format: { type: "text" } },
-        store: request.store ?? true,
-        temperature: request.temperature ?? 1,
-        top_p: request.top_p ?? 1,
-        parallel_tool_calls: request.parallel_tool_calls ?? true,
-        tool_choice: request.tool_choice ?? "auto",
-        tools: request.tools ?? [],
-        truncation: request.truncation ?? "disabled",
-        user: request.user ?? null
-      })
-    }
-
-    const messageItem = (id: string, text: string, status: string) => ({
-      type: "message",
-      id: `msg_${id.slice(5)}`,
-      status,
-      role: "assistant",
-      content: [{ type: "output_text", text, annotations: [] }]
-    })
-
-    /** Generates the output pieces, stopping at max_output_tokens. */
-    const generate = (prepared: Prepared) =>
-      model.generate({
-        model: prepared.request.model,
-        messages: prepared.messages,
-        promptTokenIds: prepared.request.prompt_token_ids,
-        maxOutputTokens: prepared.request.max_output_tokens,
-        temperature: prepared.request.temperature,
-        topP: prepared.request.top_p
-      })
-
-    const finish = (
-      principal: PrincipalShape,
-      base: ModelResponse.ModelResponse,
-      prepared: Prepared,
-      pieces: ReadonlyArray<string>,
-      truncated: boolean
-    ): ModelResponse.ModelResponse => {
-      const accounting = usageOf(principal.organizationOfUser ?? principal.keyId, prepared, pieces.length)
-      const status = truncated ? "incomplete" : "completed"
-      return new ModelResponse.ModelResponse({
-        ...base,
-        status,
-        usage: accounting.usage,
-        metadata: {
-          ...base.metadata,
-          supercached_input_tokens: String(accounting.supercached),
-          supercache_write_input_tokens: String(accounting.supercacheWrite)
-        },
-        output: [messageItem(base.id, pieces.join(""), status)],
-        incomplete_details: truncated ? { reason: "max_output_tokens" } : null
-      })
-    }
-
-    const failed = (base: ModelResponse.ModelResponse, message: string) =>
-      new ModelResponse.ModelResponse({ ...base, status: "failed", error: { code: "server_error", message } })
-
-    const collect = (principal: PrincipalShape, prepared: Prepared, base: ModelResponse.ModelResponse) =>
-      Effect.gen(function*() {
-        const limit = prepared.request.max_output_tokens ?? Number.POSITIVE_INFINITY
-        const pieces = yield* generate(prepared).pipe(takeAtMost(limit + 1), Stream.runCollect)
-        const all = Array.from(pieces)
-        const truncated = all.length > limit
-        return finish(principal, base, prepared, truncated ? all.slice(0, limit) : all, truncated)
-      })
-
-    const store = (principal: PrincipalShape, prepared: Prepared, object: ModelResponse.ModelResponse, delivered: number | null) =>
-      responses.insert({
-        id: object.id,
-        orgId: principal.organizationOfUser ?? "",
-        keyId: principal.keyId,
-        object,
-        webhookUrl: prepared.webhookUrl,
-        webhookToken: prepared.webhookToken,
-        firstDeliveredAtMillis: delivered
-      })
-
-    const now = Effect.map(Clock.currentTimeMillis, (millis) => Math.floor(millis / 1000))
-
-    const retrieve = (principal: PrincipalShape, id: string) =>
-      Effect.gen(function*() {
-        const notFound = ApiError.make.notFound(`No response ${id}, or its result expired.`, "response_id")
-        const found = yield* responses.get(id)
-        if (Option.isNone(found) || found.value.orgId !== (principal.organizationOfUser ?? "")) {
-          return yield* Effect.fail(notFound)
-        }
-        const record = found.value
+      /** Forgets expired results, at most once a minute. */
+      const sweep = Effect.gen(function*() {
         const nowMillis = yield* Clock.currentTimeMillis
-        if (record.firstDeliveredAtMillis !== null && nowMillis >= record.firstDeliveredAtMillis + retentionMillis) {
-          yield* responses.remove(id)
-          return yield* Effect.fail(notFound)
+        if (nowMillis - lastSweepMillis < 60_000) return
+        lastSweepMillis = nowMillis
+        for (const record of yield* responses.list) {
+          if (isExpired(record, nowMillis)) yield* responses.remove(record.id)
         }
-        if (ModelResponse.isFinished(record.object.status) && record.firstDeliveredAtMillis === null) {
-          yield* responses.update(id, (current) => ({ ...current, firstDeliveredAtMillis: nowMillis }))
-        }
-        return record.object
       })
 
-    const deliverWebhook = (record: ResponseRecord) =>
-      record.webhookUrl === null
-        ? Effect.void
-        : webhooks.deliver({
-          responseId: record.id,
-          url: record.webhookUrl,
-          token: record.webhookToken,
-          body: ModelResponse.ModelResponse.make(record.object)
+      const baseObject = (id: string, createdAt: number, prepared: Prepared, status: ModelResponse.ResponseStatus) => {
+        const request = prepared.request
+        const { webhook_token: _token, ...metadata } = request.metadata ?? {}
+        return new ModelResponse.ModelResponse({
+          id,
+          object: "response",
+          created_at: createdAt,
+          status,
+          model: request.model,
+          usage: null,
+          metadata,
+          input: request.input,
+          output: [],
+          error: null,
+          incomplete_details: null,
+          instructions: request.instructions ?? null,
+          background: request.background ?? false,
+          max_output_tokens: request.max_output_tokens ?? null,
+          max_tool_calls: request.max_tool_calls ?? null,
+          prompt_cache_key: request.prompt_cache_key ?? null,
+          reasoning: request.reasoning ?? null,
+          text: request.text ?? { format: { type: "text" } },
+          store: request.store ?? true,
+          temperature: request.temperature ?? 1,
+          top_p: request.top_p ?? 1,
+          parallel_tool_calls: request.parallel_tool_calls ?? true,
+          tool_choice: request.tool_choice ?? "auto",
+          tools: request.tools ?? [],
+          truncation: request.truncation ?? "disabled",
+          user: request.user ?? null
+        })
+      }
+
+      /** Usage of a finished response: input counted with the tokenizer (or the pre-tokenized prompt's length). */
+      const accounting = (orgId: string, prepared: Prepared, outputTokens: number, reasoningTokens: number) => {
+        const prompt = prepared.request.prompt_token_ids ??
+          tokenize(prepared.messages.map((message) => `${message.role}: ${messageText(message)}`).join("\n"))
+        const cache = promptCache.lookupAndStore(orgId, prepared.request.prompt_cache_key ?? undefined, prompt)
+        const usage: ModelResponse.Usage = {
+          input_tokens: prompt.length,
+          output_tokens: outputTokens,
+          total_tokens: prompt.length + outputTokens,
+          prompt_tokens: prompt.length,
+          completion_tokens: outputTokens,
+          input_tokens_details: { cached_tokens: cache.cached, reasoning_tokens: 0 },
+          output_tokens_details: { cached_tokens: 0, reasoning_tokens: reasoningTokens }
+        }
+        return { usage, cache }
+      }
+
+      /** Stores the final object; answered on the request, a deliverable result starts its retention clock now. */
+      const finish = (mode: Mode, record: { readonly id: string }, final: ModelResponse.ModelResponse) =>
+        Effect.gen(function*() {
+          const nowMillis = yield* Clock.currentTimeMillis
+          const updated = yield* responses.update(record.id, (current) => ({
+            ...current,
+            object: final,
+            firstDeliveredAtMillis: current.firstDeliveredAtMillis === null && mode !== "background" &&
+                ModelResponse.isDeliverable(final.status)
+              ? nowMillis
+              : current.firstDeliveredAtMillis
+          }))
+          if (Option.isSome(updated) && updated.value.webhookUrl !== null && ModelResponse.isDeliverable(final.status)) {
+            yield* webhooks.deliver({
+              responseId: final.id,
+              url: updated.value.webhookUrl,
+              token: updated.value.webhookToken,
+              body: encodeResponse(final)
+            })
+          }
         })
 
-    return {
-      foreground: (principal, prepared) =>
-        Effect.gen(function*() {
-          const base = baseObject(`resp_${hex32()}`, yield* now, prepared, "in_progress")
-          const result = yield* collect(principal, prepared, base).pipe(
-            Effect.catchTag("LanguageModelError", (error) => Effect.succeed(failed(base, error.message)))
-          )
-          yield* store(principal, prepared, result, yield* Clock.currentTimeMillis)
-          return result
-        }),
-      stream: (principal, prepared) =>
-        Effect.gen(function*() {
-          const base = baseObject(`resp_${hex32()}`, yield* now, prepared, "in_progress")
-          const limit = prepared.request.max_output_tokens ?? Number.POSITIVE_INFINITY
-          const itemId = `msg_${base.id.slice(5)}`
+      /**
+       * The event stream of one response from `base` (status in_progress) to its terminal event. The final object is
+       * stored (and its webhook handed over) before the terminal event is emitted. Interrupted before the end (the
+       * client went away, or the service stops), the response is stored `cancelled`.
+       */
+      const run = (orgId: string, mode: Mode, prepared: Prepared, base: ModelResponse.ModelResponse) =>
+        Stream.suspend(() => {
           let sequence = 0
           const event = (type: string, fields: Record<string, unknown>): StreamEvent => ({
             type,
             sequence_number: sequence++,
             ...fields
           })
-          const pieces: Array<string> = []
+          const limit = prepared.request.max_output_tokens ?? Number.POSITIVE_INFINITY
+          const suffix = base.id.slice("resp_".length)
+          let used = 0
+          let reasoningTokens = 0
           let truncated = false
-          const encoded = (object: ModelResponse.ModelResponse) => ModelResponse.ModelResponse.make(object)
+          let stopped = false
+          let finished = false
+          const items: Array<unknown> = []
+          let reasoning: { index: number; id: string; text: string; done: boolean } | null = null
+          let message: { index: number; id: string; text: string } | null = null
+
+          const reasoningItem = (text: string | null) => ({
+            type: "reasoning",
+            id: reasoning!.id,
+            summary: [],
+            content: text === null ? [] : [{ type: "reasoning_text", text }]
+          })
+          const messageItem = (status: string, text: string | null) => ({
+            type: "message",
+            id: message!.id,
+            status,
+            role: "assistant",
+            content: text === null ? [] : [{ type: "output_text", text, annotations: [], logprobs: [] }]
+          })
+          const openReasoning = (): Array<StreamEvent> => {
+            reasoning = { index: items.length, id: `rs_${suffix}`, text: "", done: false }
+            items.push(null)
+            return [
+              event("response.output_item.added", { output_index: reasoning.index, item: reasoningItem(null) }),
+              event("response.content_part.added", {
+                item_id: reasoning.id,
+                output_index: reasoning.index,
+                content_index: 0,
+                part: { type: "reasoning_text", text: "" }
+              })
+            ]
+          }
+          const closeReasoning = (): Array<StreamEvent> => {
+            if (reasoning === null || reasoning.done) return []
+            reasoning.done = true
+            const { id, index, text } = reasoning
+            items[index] = reasoningItem(text)
+            return [
+              event("response.reasoning_text.done", { item_id: id, output_index: index, content_index: 0, text }),
+              event("response.content_part.done", {
+                item_id: id,
+                output_index: index,
+                content_index: 0,
+                part: { type: "reasoning_text", text }
+              }),
+              event("response.output_item.done", { output_index: index, item: items[index] })
+            ]
+          }
+          const openMessage = (): Array<StreamEvent> => {
+            message = { index: items.length, id: `msg_${suffix}`, text: "" }
+            items.push(null)
+            return [
+              event("response.output_item.added", { output_index: message.index, item: messageItem("in_progress", null) }),
+              event("response.content_part.added", {
+                item_id: message.id,
+                output_index: message.index,
+                content_index: 0,
+                part: { type: "output_text", text: "", annotations: [], logprobs: [] }
+              })
+            ]
+          }
+          const closeMessage = (status: string): Array<StreamEvent> => {
+            if (message === null) return []
+            const { id, index, text } = message
+            items[index] = messageItem(status, text)
+            return [
+              event("response.output_text.done", { item_id: id, output_index: index, content_index: 0, text, logprobs: [] }),
+              event("response.content_part.done", {
+                item_id: id,
+                output_index: index,
+                content_index: 0,
+                part: { type: "output_text", text, annotations: [], logprobs: [] }
+              }),
+              event("response.output_item.done", { output_index: index, item: items[index] })
+            ]
+          }
+
+          /** Applies one model chunk within the `max_output_tokens` budget and returns its events. */
+          const onChunk = (chunk: ModelChunk): Array<StreamEvent> => {
+            if (stopped) return []
+            if (chunk._tag === "Length") {
+              truncated = true
+              stopped = true
+              return []
+            }
+            let { text, tokens } = chunk
+            if (used + tokens > limit) {
+              const room = limit - used
+              text = decodeKnown(encode(text).slice(0, room)).replace(/\uFFFD+$/, "")
+              tokens = room
+              truncated = true
+              stopped = true
+            }
+            used += tokens
+            const events: Array<StreamEvent> = []
+            if (chunk._tag === "Reasoning") {
+              reasoningTokens += tokens
+              if (reasoning === null) events.push(...openReasoning())
+              if (text !== "") {
+                reasoning!.text += text
+                events.push(event("response.reasoning_text.delta", {
+                  item_id: reasoning!.id,
+                  output_index: reasoning!.index,
+                  content_index: 0,
+                  delta: text
+                }))
+              }
+            } else {
+              events.push(...closeReasoning())
+              if (message === null) events.push(...openMessage())
+              if (text !== "") {
+                message!.text += text
+                events.push(event("response.output_text.delta", {
+                  item_id: message!.id,
+                  output_index: message!.index,
+                  content_index: 0,
+                  delta: text,
+                  logprobs: []
+                }))
+              }
+            }
+            return events
+          }
+
+          const settle = (final: ModelResponse.ModelResponse) =>
+            Effect.suspend(() => {
+              finished = true
+              return finish(mode, base, final)
+            })
+
           const head = Stream.suspend(() =>
             Stream.make(
-              event("response.created", { response: encoded(base) }),
-              event("response.in_progress", { response: encoded(base) }),
-              event("response.output_item.added", {
-                output_index: 0,
-                item: { type: "message", id: itemId, status: "in_progress", role: "assistant", content: [] }
-              }),
-              event("response.content_part.added", {
-                item_id: itemId,
-                output_index: 0,
-                content_index: 0,
-                part: { type: "output_text", text: "", annotations: [] }
-              })
+              event("response.created", { response: encodeResponse(base) }),
+              event("response.in_progress", { response: encodeResponse(base) })
             )
           )
-          const deltas = generate(prepared).pipe(
-            takeAtMost(limit + 1),
-            Stream.filter((piece) => {
-              if (pieces.length >= limit) {
-                truncated = true
-                return false
-              }
-              pieces.push(piece)
-              return true
-            }),
-            Stream.map((delta) =>
-              event("response.output_text.delta", { item_id: itemId, output_index: 0, content_index: 0, delta })
-            )
+
+          const body = model.generate({
+            model: prepared.request.model,
+            messages: prepared.messages,
+            promptTokenIds: prepared.request.prompt_token_ids,
+            maxOutputTokens: prepared.request.max_output_tokens ?? undefined,
+            temperature: prepared.request.temperature ?? undefined,
+            topP: prepared.request.top_p ?? undefined,
+            reasoningEffort: effortOf(prepared.request.reasoning)
+          }).pipe(
+            Stream.takeWhile(() => !stopped),
+            Stream.mapConcat(onChunk)
           )
+
           const tail = Stream.unwrap(Effect.gen(function*() {
-            const result = finish(principal, base, prepared, pieces, truncated)
-            yield* store(principal, prepared, result, yield* Clock.currentTimeMillis)
-            const text = pieces.join("")
-            return Stream.make(
-              event("response.output_text.done", { item_id: itemId, output_index: 0, content_index: 0, text }),
-              event("response.content_part.done", {
-                item_id: itemId,
-                output_index: 0,
-                content_index: 0,
-                part: { type: "output_text", text, annotations: [] }
-              }),
-              event("response.output_item.done", { output_index: 0, item: messageItem(base.id, text, result.status) }),
-              event(result.status === "completed" ? "response.completed" : "response.incomplete", {
-                response: encoded(result)
-              })
-            )
+            const status = truncated ? "incomplete" : "completed"
+            const events = closeReasoning()
+            if (message === null && !(truncated && reasoning !== null)) events.push(...openMessage())
+            events.push(...closeMessage(status))
+            const counted = accounting(orgId, prepared, used, reasoningTokens)
+            const final = new ModelResponse.ModelResponse({
+              ...base,
+              status,
+              usage: counted.usage,
+              metadata: {
+                ...base.metadata,
+                supercached_input_tokens: String(counted.cache.cached),
+                supercache_write_input_tokens: String(counted.cache.written)
+              },
+              output: items,
+              incomplete_details: truncated ? { reason: "max_output_tokens" } : null
+            })
+            yield* settle(final)
+            const terminal = event(status === "completed" ? "response.completed" : "response.incomplete", {
+              response: encodeResponse(final)
+            })
+            return Stream.fromIterable([...events, terminal])
           }))
-          return Stream.concat(head, Stream.concat(deltas, tail)).pipe(
+
+          return Stream.concat(head, Stream.concat(body, tail)).pipe(
             Stream.catchAll((error) =>
-              Stream.make(event("response.failed", { response: encoded(failed(base, error.message)) }))
-            )
+              Stream.unwrap(Effect.gen(function*() {
+                const final = new ModelResponse.ModelResponse({
+                  ...base,
+                  status: "failed",
+                  output: items.filter((item) => item !== null),
+                  error: { code: "server_error", message: error.message }
+                })
+                yield* settle(final)
+                yield* Effect.logWarning("model response failed").pipe(
+                  Effect.annotateLogs({ response_id: base.id, reason: error.message })
+                )
+                return Stream.make(event("response.failed", { response: encodeResponse(final) }))
+              }))
+            ),
+            Stream.ensuring(Effect.suspend(() =>
+              finished ? Effect.void : finish(mode, base, new ModelResponse.ModelResponse({ ...base, status: "cancelled" }))
+            ))
           )
-        }),
-      background: (principal, prepared) =>
+        })
+
+      const now = Effect.map(Clock.currentTimeMillis, (millis) => Math.floor(millis / 1000))
+
+      /** Stores a new response with `status` and returns its object. */
+      const start = (principal: PrincipalShape, prepared: Prepared, status: ModelResponse.ResponseStatus) =>
         Effect.gen(function*() {
-          const queued = baseObject(`resp_${hex32()}`, yield* now, prepared, "queued")
-          yield* store(principal, prepared, queued, null)
-          const process = Effect.gen(function*() {
-            yield* Effect.sleep(config.backgroundDelay)
-            const inProgress = new ModelResponse.ModelResponse({ ...queued, status: "in_progress" })
-            yield* responses.update(queued.id, (record) => ({ ...record, object: inProgress }))
-            const result = yield* collect(principal, prepared, inProgress).pipe(
-              Effect.catchTag("LanguageModelError", (error) => Effect.succeed(failed(inProgress, error.message)))
+          yield* sweep
+          const object = baseObject(`resp_${hex32()}`, yield* now, prepared, status)
+          yield* responses.insert({
+            id: object.id,
+            orgId: orgOf(principal),
+            keyId: principal.keyId,
+            object,
+            webhookUrl: prepared.webhookUrl,
+            webhookToken: prepared.webhookToken,
+            firstDeliveredAtMillis: null
+          })
+          return object
+        })
+
+      const retrieve = (principal: PrincipalShape, id: string) =>
+        Effect.gen(function*() {
+          const notFound = ApiError.make.notFound(`No response ${id}, or its result expired.`, "response_id")
+          const found = yield* responses.get(id)
+          if (Option.isNone(found) || found.value.orgId !== orgOf(principal)) return yield* Effect.fail(notFound)
+          const record = found.value
+          const nowMillis = yield* Clock.currentTimeMillis
+          if (isExpired(record, nowMillis)) {
+            yield* responses.remove(id)
+            return yield* Effect.fail(notFound)
+          }
+          if (ModelResponse.isFinished(record.object.status) && record.firstDeliveredAtMillis === null) {
+            yield* responses.update(id, (current) => ({
+              ...current,
+              firstDeliveredAtMillis: current.firstDeliveredAtMillis ?? nowMillis
+            }))
+          }
+          return record.object
+        })
+
+      return {
+        foreground: (principal, prepared) =>
+          Effect.gen(function*() {
+            const base = yield* start(principal, prepared, "in_progress")
+            const last = yield* Stream.runLast(run(orgOf(principal), "foreground", prepared, base))
+            const final = Option.flatMap(last, (event) => Option.fromNullable(event.response)).pipe(
+              Option.map((response) => Schema.decodeUnknownSync(ModelResponse.ModelResponse)(response)),
+              Option.getOrElse(() => new ModelResponse.ModelResponse({ ...base, status: "failed" }))
             )
-            const updated = yield* responses.update(queued.id, (record) => ({ ...record, object: result }))
-            if (Option.isSome(updated) && result.status !== "failed") yield* deliverWebhook(updated.value)
-          }).pipe(Effect.catchAllCause((cause) => Effect.logError("background response failed", cause)))
-          yield* Effect.forkIn(process, scope)
-          return queued
-        }),
-      retrieve
-    }
-  })
-)
+            if (final.status === "failed") {
+              const reason = (final.error as { readonly message?: string } | null)?.message ?? "no answer"
+              return yield* Effect.fail(ApiError.make.server(
+                `The model failed: ${reason}. The failed response ${final.id} stays readable with GET /v1/responses/${final.id}.`
+              ))
+            }
+            return final
+          }),
+        stream: (principal, prepared) =>
+          Effect.map(
+            start(principal, prepared, "in_progress"),
+            (base) => run(orgOf(principal), "stream", prepared, base)
+          ),
+        background: (principal, prepared) =>
+          Effect.gen(function*() {
+            const queued = yield* start(principal, prepared, "queued")
+            const process = Effect.gen(function*() {
+              yield* Effect.sleep(config.backgroundDelay)
+              const inProgress = new ModelResponse.ModelResponse({ ...queued, status: "in_progress" })
+              yield* responses.update(queued.id, (record) => ({ ...record, object: inProgress }))
+              yield* Stream.runDrain(run(orgOf(principal), "background", prepared, inProgress))
+            }).pipe(
+              backgroundPermits.withPermits(1),
+              Effect.catchAllCause((cause) => Effect.logError("background response failed", cause))
+            )
+            yield* Effect.forkIn(process, scope)
+            return queued
+          }),
+        retrieve
+      }
+    })
+  )
+
+/** The engine with the default options. */
+export const layer = layerWith()
+
+/** The organization a principal acts in (checked by the handler: keys without one get 403 before this). */
+const orgOf = (principal: PrincipalShape): string => principal.organizationOfUser ?? ""
+
+/** `reasoning.effort` of a request, when it is a string. */
+const effortOf = (reasoning: unknown): string | undefined =>
+  typeof reasoning === "object" && reasoning !== null && typeof (reasoning as { effort?: unknown }).effort === "string"
+    ? (reasoning as { effort: string }).effort
+    : undefined

@@ -1,22 +1,29 @@
 /**
- * Handlers of the responses group: POST /responses (foreground 200, background 202, SSE stream when `stream` is
- * true) and GET /responses/{response_id}.
+ * Handlers of the responses group: POST /responses (foreground 200 with the Model response object, background 202
+ * with the accepted object, a Server-Sent Events stream of Responses events when `stream` is true on a foreground
+ * request) and GET /responses/{response_id}.
  *
- * Source: spec "POST {api_url}/responses", "Events / Completion webhook".
+ * Source: spec "POST {api_url}/responses", "Events / Completion webhook" (GET returns the same object as the
+ * webhook). Event names and shapes of the stream: the hosted Responses API's (docs/ASSUMPTIONS.md).
  *
  * @since 0.1.0
  */
+import { Sse } from "@effect/experimental"
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect, Stream } from "effect"
+import { Effect, Schema, Stream } from "effect"
 import { BoxServiceApi } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { completionWindowHeader, ModelResponse } from "../../Domain/ModelResponse.js"
 import { actingOrganization } from "../BoxAccess.js"
-import { prepare, ResponseEngine } from "../ResponseEngine.js"
+import { prepare, ResponseEngine, type StreamEvent } from "../ResponseEngine.js"
 
 const encoder = new TextEncoder()
 
-/** The responses handlers. */
+/** One Responses event as a Server-Sent Event: `event: <type>` and `data: <the event as JSON>`. */
+export const encodeEvent = (event: StreamEvent): Uint8Array =>
+  encoder.encode(Sse.encoder.write({ _tag: "Event", event: event.type, id: undefined, data: JSON.stringify(event) }))
+
+/** The responses handlers. Keys that belong to no organization get 403. */
 export const layer = HttpApiBuilder.group(BoxServiceApi, "responses", (handlers) =>
   Effect.gen(function*() {
     const engine = yield* ResponseEngine
@@ -28,16 +35,14 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "responses", (handlers)
           const prepared = yield* prepare(payload, headers[completionWindowHeader])
           if (payload.background === true) {
             const accepted = yield* engine.background(principal, prepared)
-            return HttpServerResponse.unsafeJson(ModelResponse.make(accepted), { status: 202 })
+            return HttpServerResponse.unsafeJson(Schema.encodeSync(ModelResponse)(accepted), { status: 202 })
           }
           if (payload.stream === true) {
             const events = yield* engine.stream(principal, prepared)
-            return HttpServerResponse.stream(
-              events.pipe(Stream.map((event) =>
-                encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)
-              )),
-              { contentType: "text/event-stream", headers: { "cache-control": "no-cache" } }
-            )
+            return HttpServerResponse.stream(Stream.map(events, encodeEvent), {
+              contentType: "text/event-stream",
+              headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+            })
           }
           return yield* engine.foreground(principal, prepared)
         }))
