@@ -1,0 +1,102 @@
+/**
+ * Section 4, cold start: from the spawn of a server process to its first successful answer to `GET /openapi.json`
+ * (the address is read from its `listening on` line, then the request is sent at once). Three variants, interleaved
+ * so that noise spreads evenly: the raw node:http baseline under tsx, `boxkit serve` as `node <tsx cli> src/bin.ts`,
+ * and the installed `node bin/boxkit.js serve`. The median of N spawns each.
+ *
+ * Source: issue 6, part 4.
+ *
+ * @since 0.1.0
+ */
+import { Console, Effect } from "effect"
+import { performance } from "node:perf_hooks"
+import { request } from "undici"
+import * as Child from "./Child.js"
+import * as Scenarios from "./Scenarios.js"
+import type { BenchSettings } from "./Settings.js"
+import * as Stats from "./Stats.js"
+
+/** One variant's spawns. Times in milliseconds. */
+export interface ColdStartVariant {
+  readonly label: string
+  readonly command: string
+  /** Spawn to first successful answer, every spawn. */
+  readonly samplesMs: ReadonlyArray<number>
+  readonly medianMs: number
+  readonly minMs: number
+  readonly maxMs: number
+  /** Spawn to the `listening on` line, median. */
+  readonly medianListeningMs: number
+}
+
+/** The results of section 4: the baseline first; `rounds` made, fewer than asked when the time cap stopped them. */
+export interface ColdStartResults {
+  readonly baseline: ColdStartVariant
+  readonly variants: ReadonlyArray<ColdStartVariant>
+  readonly rounds: number
+  readonly stoppedByTimeCap: boolean
+  readonly timeCapSeconds: number
+}
+
+/** GET /openapi.json until it answers 200 (at most 200 tries, 10 ms apart); the time it answered. */
+const firstAnswer = (origin: string) =>
+  Effect.promise(async () => {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      try {
+        const response = await request(`${origin}/openapi.json`)
+        await response.body.text()
+        if (response.statusCode === 200) return performance.now()
+      } catch {
+        // Not ready yet.
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    throw new Error(`${origin}/openapi.json never answered 200`)
+  })
+
+const spawnOnce = (label: string, args: ReadonlyArray<string>) =>
+  Effect.scoped(Effect.gen(function*() {
+    // Stopped with SIGKILL: its shutdown is not measured, and a drain would only lengthen the run.
+    const server = yield* Child.spawnServer({ label, args, stopSignal: "SIGKILL" })
+    const answeredAt = yield* firstAnswer(server.origin)
+    return { command: server.command, total: answeredAt - server.spawnedAt, listening: server.listeningAt - server.spawnedAt }
+  }))
+
+/** Spawns each variant `settings.coldStarts` times, round-robin; no round begins after `coldStartMaxSeconds`. */
+export const run = Effect.fn("ColdStart.run")(function*(settings: BenchSettings) {
+  const variants = [
+    { label: "raw node:http (tsx bench/RawServer.ts)", args: Scenarios.baselineArgs() },
+    { label: "boxkit serve (tsx src/bin.ts)", args: Scenarios.serviceArgs() },
+    { label: "boxkit serve (bin/boxkit.js)", args: Scenarios.installedArgs() }
+  ]
+  const samples = variants.map(() => ({ command: "", total: [] as Array<number>, listening: [] as Array<number> }))
+  const deadline = performance.now() + settings.coldStartMaxSeconds * 1000
+  let rounds = 0
+  for (let round = 0; round < settings.coldStarts; round++) {
+    if (round > 0 && performance.now() > deadline) break
+    rounds++
+    yield* Console.error(`  round ${round + 1} of ${settings.coldStarts}`)
+    for (const [index, variant] of variants.entries()) {
+      const sample = yield* spawnOnce(variant.label, variant.args)
+      samples[index].command = sample.command
+      samples[index].total.push(sample.total)
+      samples[index].listening.push(sample.listening)
+    }
+  }
+  const results = variants.map((variant, index): ColdStartVariant => ({
+    label: variant.label,
+    command: samples[index].command,
+    samplesMs: samples[index].total,
+    medianMs: Stats.median(samples[index].total),
+    minMs: Math.min(...samples[index].total),
+    maxMs: Math.max(...samples[index].total),
+    medianListeningMs: Stats.median(samples[index].listening)
+  }))
+  return {
+    baseline: results[0],
+    variants: results.slice(1),
+    rounds,
+    stoppedByTimeCap: rounds < settings.coldStarts,
+    timeCapSeconds: settings.coldStartMaxSeconds
+  } satisfies ColdStartResults
+})

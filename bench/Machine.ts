@@ -1,0 +1,48 @@
+/**
+ * The machine and the versions a run was measured with: CPU model, cores, memory and load from `node:os`, and the
+ * installed versions of node, effect, @effect/platform, @effect/platform-node, undici, autocannon and tsx.
+ *
+ * Source: issue 6 ("machine (cpu model, cores, memory from node:os), versions (node, effect, platform)").
+ *
+ * @since 0.1.0
+ */
+import { readFileSync } from "node:fs"
+import * as os from "node:os"
+import { join } from "node:path"
+import { root } from "./Child.js"
+
+/** The machine. Memory in bytes; load averages over 1, 5, 15 minutes. */
+export interface MachineInfo {
+  readonly cpuModel: string
+  readonly cores: number
+  readonly totalMemoryBytes: number
+  readonly platform: string
+  readonly release: string
+  readonly loadAverage: ReadonlyArray<number>
+}
+
+/** Reads the machine now. */
+export const machine = (): MachineInfo => ({
+  cpuModel: os.cpus()[0]?.model ?? "unknown",
+  cores: os.cpus().length,
+  totalMemoryBytes: os.totalmem(),
+  platform: `${os.platform()} ${os.arch()}`,
+  release: os.release(),
+  loadAverage: os.loadavg()
+})
+
+/** The packages whose versions are reported. */
+export const packages = ["effect", "@effect/platform", "@effect/platform-node", "undici", "autocannon", "tsx"] as const
+
+/** Versions: `node` and each of {@link packages} as installed in node_modules. */
+export const versions = (): Record<string, string> => {
+  const found: Record<string, string> = { node: process.version }
+  for (const name of packages) {
+    try {
+      found[name] = (JSON.parse(readFileSync(join(root, "node_modules", name, "package.json"), "utf8")) as { version: string }).version
+    } catch {
+      found[name] = "not installed"
+    }
+  }
+  return found
+}

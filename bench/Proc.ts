@@ -1,0 +1,110 @@
+/**
+ * Reads CPU time and memory of child processes from Linux `/proc`: `utime + stime` of `/proc/<pid>/stat` (in clock
+ * ticks, `getconf CLK_TCK`, 100 per second = 10 ms here) and `VmRSS` / `VmHWM` of `/proc/<pid>/status`.
+ *
+ * Every server under test runs in its own process group (spawned `detached`), so "the server" is the group: the tsx
+ * CLI wrapper, the node process it starts and tsx's esbuild service. CPU is summed over the group (the others are
+ * idle while serving); RSS is the one of the serving process, the deepest node process of the group.
+ *
+ * Source: issue 6 ("read /proc/<pid>/stat utime+stime of the server process before and after, ticks = 10 ms").
+ *
+ * @since 0.1.0
+ */
+import { execFileSync } from "node:child_process"
+import { readdirSync, readFileSync, readlinkSync } from "node:fs"
+
+/** Clock ticks per second of `/proc/<pid>/stat` times (`getconf CLK_TCK`; 100 when it cannot be read). */
+export const clockTicksPerSecond: number = (() => {
+  try {
+    const value = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim())
+    return Number.isInteger(value) && value > 0 ? value : 100
+  } catch {
+    return 100
+  }
+})()
+
+/**
+ * The fields of `/proc/<pid>/stat` the suite uses: state (`Z` zombie, `X` dead), parent pid, process group, CPU ticks
+ * in user and kernel mode.
+ */
+export interface ProcStat {
+  readonly pid: number
+  readonly state: string
+  readonly ppid: number
+  readonly pgrp: number
+  readonly utime: number
+  readonly stime: number
+}
+
+/** Parses `/proc/<pid>/stat`; `undefined` when the process is gone. The command name may contain spaces. */
+export const readStat = (pid: number): ProcStat | undefined => {
+  let text: string
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "utf8")
+  } catch {
+    return undefined
+  }
+  // Fields after the command name, which is in parentheses: state(3) ppid(4) pgrp(5) ... utime(14) stime(15).
+  const rest = text.slice(text.lastIndexOf(")") + 2).split(" ")
+  return { pid, state: rest[0], ppid: Number(rest[1]), pgrp: Number(rest[2]), utime: Number(rest[11]), stime: Number(rest[12]) }
+}
+
+/** Every live process whose process group is `pgid` (zombies, which wait to be reaped, left out). */
+export const groupMembers = (pgid: number): Array<ProcStat> => {
+  const members: Array<ProcStat> = []
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    const stat = readStat(Number(entry))
+    if (stat !== undefined && stat.pgrp === pgid && stat.state !== "Z" && stat.state !== "X") members.push(stat)
+  }
+  return members
+}
+
+/** CPU time of a process group so far, in clock ticks (`utime + stime` summed over its live members). */
+export const groupCpuTicks = (pgid: number): number =>
+  groupMembers(pgid).reduce((sum, member) => sum + member.utime + member.stime, 0)
+
+/** Converts clock ticks to microseconds. */
+export const ticksToMicros = (ticks: number): number => (ticks * 1_000_000) / clockTicksPerSecond
+
+/** True when `pid` runs the same node executable as this process (and is not, e.g., tsx's esbuild service). */
+const isNode = (pid: number): boolean => {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`) === process.execPath
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The serving process of a group: the deepest node process in it (under `node bin/boxkit.js` -> tsx CLI -> node, the
+ * last one). Other members (tsx's esbuild service) are not node processes.
+ */
+export const servingPid = (pgid: number): number | undefined => {
+  const members = groupMembers(pgid)
+  const byPid = new Map(members.map((member) => [member.pid, member] as const))
+  const depth = (member: ProcStat): number => {
+    const parent = byPid.get(member.ppid)
+    return parent === undefined ? 0 : 1 + depth(parent)
+  }
+  const nodes = members.filter((member) => isNode(member.pid))
+  return nodes.length === 0 ? undefined : nodes.reduce((a, b) => (depth(b) > depth(a) ? b : a)).pid
+}
+
+/** Memory of one process: resident set now (`VmRSS`) and its peak (`VmHWM`), in bytes. */
+export interface Memory {
+  readonly rssBytes: number
+  readonly peakRssBytes: number
+}
+
+/** Reads `VmRSS` and `VmHWM` of `pid`; `undefined` when the process is gone. */
+export const readMemory = (pid: number): Memory | undefined => {
+  let text: string
+  try {
+    text = readFileSync(`/proc/${pid}/status`, "utf8")
+  } catch {
+    return undefined
+  }
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN)
+  return { rssBytes: kib("VmRSS") * 1024, peakRssBytes: kib("VmHWM") * 1024 }
+}

@@ -1,0 +1,86 @@
+/**
+ * Section 1, local service throughput: each scenario against a fresh `boxkit serve` child process, and the baseline
+ * (the raw node:http server doing apps/find) in its own child process, all at the same concurrency, warm-up and
+ * duration. Ratios are to the baseline of the same run.
+ *
+ * Source: issue 6, part 1.
+ *
+ * @since 0.1.0
+ */
+import { Console, Effect } from "effect"
+import { request } from "undici"
+import * as Child from "./Child.js"
+import * as Load from "./Load.js"
+import * as Scenarios from "./Scenarios.js"
+import type { BenchSettings } from "./Settings.js"
+
+/** One scenario's result, with a check that its answers were what the scenario expects. */
+export interface ScenarioResult extends Load.LoadResult {
+  /** The HTTP status every answer should have. */
+  readonly expectedStatus: number
+  /** For the replay scenario: whether a probe answer carried `Idempotent-Replayed: true`. */
+  readonly replayed?: boolean
+}
+
+/** The results of section 1. */
+export interface ThroughputResults {
+  readonly baseline: ScenarioResult
+  readonly scenarios: ReadonlyArray<ScenarioResult>
+}
+
+/** Sends one request of `spec` with undici; returns its status and headers. */
+export const once = (origin: string, spec: Load.LoadSpec) =>
+  Effect.promise(async () => {
+    const response = await request(origin + spec.path, {
+      method: spec.method,
+      headers: spec.headers,
+      ...(spec.body !== undefined ? { body: spec.body } : {})
+    })
+    await response.body.text()
+    return { status: response.statusCode, headers: response.headers }
+  })
+
+const shape = (settings: BenchSettings): Load.LoadShape => ({
+  connections: settings.concurrency,
+  warmupSeconds: settings.warmupSeconds,
+  durationSeconds: settings.durationSeconds
+})
+
+const runOne = (
+  settings: BenchSettings,
+  label: string,
+  args: ReadonlyArray<string>,
+  spec: Load.LoadSpec,
+  expectedStatus: number,
+  prime?: (server: Child.ServerProcess) => Effect.Effect<Partial<ScenarioResult>>
+) =>
+  Effect.scoped(Effect.gen(function*() {
+    yield* Console.error(`  ${label}: ${spec.title}`)
+    const server = yield* Child.spawnServer({ label, args })
+    const extra = prime === undefined ? {} : yield* prime(server)
+    const result = yield* Load.measure(server, spec, shape(settings))
+    return { ...result, ...extra, expectedStatus } satisfies ScenarioResult
+  }))
+
+/** Runs the baseline, then every scenario, each against its own fresh server. */
+export const run = Effect.fn("Throughput.run")(function*(settings: BenchSettings) {
+  const baseline = yield* runOne(settings, "raw node:http", Scenarios.baselineArgs(), Scenarios.appsFind, 200)
+  const service = (spec: Load.LoadSpec, status: number, prime?: (server: Child.ServerProcess) => Effect.Effect<Partial<ScenarioResult>>) =>
+    runOne(settings, "boxkit serve", Scenarios.serviceArgs(), spec, status, prime)
+  const scenarios: Array<ScenarioResult> = []
+  scenarios.push(yield* service(Scenarios.appsFind, 200))
+  scenarios.push(yield* service(Scenarios.secretsRetrieve, 200))
+  scenarios.push(yield* service(Scenarios.createBox, 201))
+  scenarios.push(
+    yield* service(Scenarios.createBoxReplay, 201, (server) =>
+      Effect.gen(function*() {
+        // The first request settles the key; every later one is a replay of it.
+        const first = yield* once(server.origin, Scenarios.createBoxReplay)
+        if (first.status !== 201) return yield* Effect.dieMessage(`replay priming answered ${first.status}`)
+        const probe = yield* once(server.origin, Scenarios.createBoxReplay)
+        return { replayed: probe.status === 201 && probe.headers["idempotent-replayed"] === "true" }
+      }))
+  )
+  scenarios.push(yield* service(Scenarios.foregroundResponse, 200))
+  return { baseline, scenarios } satisfies ThroughputResults
+})
