@@ -1,12 +1,8 @@
 #!/usr/bin/env node
-// The installed `boxkit` command: runs the TypeScript entry point through tsx (a dependency).
-import { spawnSync } from "node:child_process"
-import { createRequire } from "node:module"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+// The `boxkit` command. Runs the esbuild bundle of src/bin.ts (dist/boxkit.mjs) in this process, building it first
+// when it is missing or older than the sources (scripts/bundle.mjs). Signals reach the service directly.
+import { pathToFileURL } from "node:url"
+import { ensureBundle } from "../scripts/bundle.mjs"
 
-const require = createRequire(import.meta.url)
-const tsx = join(dirname(require.resolve("tsx/package.json")), "dist", "cli.mjs")
-const entry = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "bin.ts")
-const result = spawnSync(process.execPath, [tsx, entry, ...process.argv.slice(2)], { stdio: "inherit" })
-process.exit(result.status ?? 1)
+const bundle = await ensureBundle()
+await import(pathToFileURL(bundle).href)

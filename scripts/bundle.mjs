@@ -1,0 +1,72 @@
+// Bundles the `boxkit` command (src/bin.ts) with esbuild into dist/boxkit.mjs, so that `boxkit serve` starts from
+// one pre-compiled file instead of compiling TypeScript and resolving hundreds of modules at every start.
+// `node scripts/bundle.mjs` builds it; bin/boxkit.js calls `ensureBundle()` and rebuilds when a source is newer.
+import { mkdtempSync, readdirSync, renameSync, rmSync, statSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+const dist = join(root, "dist")
+/** The bundle's entry file. */
+export const bundlePath = join(dist, "boxkit.mjs")
+
+const newestMtime = (path) => {
+  const stat = statSync(path)
+  if (!stat.isDirectory()) return stat.mtimeMs
+  return readdirSync(path).reduce((newest, name) => Math.max(newest, newestMtime(join(path, name))), stat.mtimeMs)
+}
+
+/** True when the bundle is missing or older than a source file, package.json or the lockfile. */
+export const isStale = () => {
+  let built
+  try {
+    built = statSync(bundlePath).mtimeMs
+  } catch {
+    return true
+  }
+  return [join(root, "src"), join(root, "package.json"), join(root, "package-lock.json"), fileURLToPath(import.meta.url)]
+    .some((path) => newestMtime(path) > built)
+}
+
+/** Builds the bundle into a fresh folder and swaps it in, so concurrent starts never see half a bundle. */
+export const build = async () => {
+  const esbuild = await import("esbuild")
+  const staging = mkdtempSync(join(root, ".dist-"))
+  try {
+    await esbuild.build({
+      entryPoints: { boxkit: join(root, "src", "bin.ts") },
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      outdir: staging,
+      splitting: true,
+      minify: true,
+      keepNames: true,
+      outExtension: { ".js": ".mjs" },
+      // Native or optional modules stay outside the bundle (loaded from node_modules when present).
+      external: ["msgpackr-extract", "bufferutil", "utf-8-validate"],
+      banner: {
+        js: "import { createRequire as __boxkitCreateRequire } from 'node:module'; const require = __boxkitCreateRequire(import.meta.url);"
+      },
+      logLevel: "error",
+      legalComments: "none"
+    })
+    rmSync(dist, { recursive: true, force: true })
+    renameSync(staging, dist)
+  } finally {
+    rmSync(staging, { recursive: true, force: true })
+  }
+}
+
+/** Builds the bundle when it is stale; returns its path. */
+export const ensureBundle = async () => {
+  if (isStale()) await build()
+  return bundlePath
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const start = Date.now()
+  await build()
+  console.log(`bundled ${bundlePath} in ${Date.now() - start} ms`)
+}
