@@ -8,6 +8,7 @@
 import { Effect } from "effect"
 import { FindAppRequest } from "../Domain/App.js"
 import { commonErrors, only, Transport, validate } from "./Transport.js"
+import * as Tracing from "./Tracing.js"
 
 /** The Apps service. */
 export class Apps extends Effect.Service<Apps>()("boxkit/Apps", {
@@ -18,7 +19,7 @@ export class Apps extends Effect.Service<Apps>()("boxkit/Apps", {
        * Finds the app named `name` (1 to 128 characters); with `mintIfMissing` it is created when missing, so the
        * call is safe on every start. Fails with `NotFoundError` when missing and not minted.
        */
-      find: Effect.fn("Apps.find")(function*(name: string, options: { readonly mintIfMissing?: boolean } = {}) {
+      find: Tracing.fn("Apps.find")(function*(name: string, options: { readonly mintIfMissing?: boolean } = {}) {
         const payload = yield* validate(FindAppRequest, { name, mint_if_missing: options.mintIfMissing ?? false })
         return yield* transport.call(transport.api.apps.find({ payload }), { safeToRepeat: true }).pipe(
           only(...commonErrors)

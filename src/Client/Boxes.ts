@@ -15,6 +15,7 @@ import type { RetrySettings } from "./BoxkitConfig.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import { pollUntil } from "./Polling.js"
 import { commonErrors, only, Transport, validate } from "./Transport.js"
+import * as Tracing from "./Tracing.js"
 
 /** A box ended in a status that will never become the awaited one (`failed`, `terminated`, ...). */
 export class BoxFailedError extends Schema.TaggedError<BoxFailedError>()("BoxFailedError", {
@@ -69,14 +70,14 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
 
-    const retrieve = Effect.fn("Boxes.retrieve")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
+    const retrieve = Tracing.fn("Boxes.retrieve")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
       return yield* transport.call(
         transport.box.boxes.retrieve({ path: { box_id: boxId }, headers: overrideHeader(options) }),
         { safeToRepeat: true, retry: options.retry }
       ).pipe(only(...commonErrors))
     })
 
-    const create = Effect.fn("Boxes.create")(function*(request: Box.CreateBoxRequest, options: IdempotentCallOptions = {}) {
+    const create = Tracing.fn("Boxes.create")(function*(request: Box.CreateBoxRequest, options: IdempotentCallOptions = {}) {
       const payload = yield* validate(Box.CreateBoxRequest, request)
       const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
       const [value, response] = yield* transport.call(
@@ -88,11 +89,11 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
         { safeToRepeat: true, retry: options.retry }
       ).pipe(only(...commonErrors, ApiError.ConflictError))
       const replayed = IdempotencyKey.isReplayed(response.headers)
-      yield* Effect.annotateCurrentSpan({ "boxkit.replayed": replayed, "boxkit.status": value.status })
+      yield* Tracing.annotate({ "boxkit.replayed": replayed, "boxkit.status": value.status })
       return { value, idempotencyKey: key, replayed } satisfies IdempotencyKey.Idempotent<Box.CreateBoxResponse>
     })
 
-    const awaitStatus = Effect.fn("Boxes.awaitStatus")(function*(
+    const awaitStatus = Tracing.fn("Boxes.awaitStatus")(function*(
       boxId: BoxId,
       target: string = "running",
       options: AwaitOptions = {}
@@ -126,7 +127,7 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
       })
     })
 
-    const upgrade = Effect.fn("Boxes.upgrade")(function*(boxId: BoxId, options: IdempotentCallOptions = {}) {
+    const upgrade = Tracing.fn("Boxes.upgrade")(function*(boxId: BoxId, options: IdempotentCallOptions = {}) {
       const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
       const [value, response] = yield* transport.call(
         transport.box.boxes.upgrade({
@@ -137,19 +138,19 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
         { safeToRepeat: true, retry: options.retry }
       ).pipe(only(...commonErrors, ApiError.ConflictError))
       const replayed = IdempotencyKey.isReplayed(response.headers)
-      yield* Effect.annotateCurrentSpan({ "boxkit.replayed": replayed, "boxkit.applied": value.applied })
+      yield* Tracing.annotate({ "boxkit.replayed": replayed, "boxkit.applied": value.applied })
       return { value, idempotencyKey: key, replayed } satisfies IdempotencyKey.Idempotent<Box.UpgradeResult>
     })
 
     const lifecycle = (operation: "pause" | "resume" | "sleep") =>
-      Effect.fn(`Boxes.${operation}`)(function*(boxId: BoxId, options: BoxCallOptions = {}) {
+      Tracing.fn(`Boxes.${operation}`)(function*(boxId: BoxId, options: BoxCallOptions = {}) {
         return yield* transport.call(
           transport.box.boxes[operation]({ path: { box_id: boxId }, headers: overrideHeader(options) }),
           { safeToRepeat: true, retry: options.retry }
         ).pipe(only(...commonErrors, ApiError.ConflictError))
       })
 
-    const terminate = Effect.fn("Boxes.terminate")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
+    const terminate = Tracing.fn("Boxes.terminate")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
       return yield* transport.call(
         transport.box.boxes.terminate({ path: { box_id: boxId }, headers: overrideHeader(options) }),
         { safeToRepeat: true, retry: options.retry }

@@ -3,7 +3,6 @@
  *
  * @since 0.1.0
  */
-import { NodeHttpClient } from "@effect/platform-node"
 import { Layer, ManagedRuntime } from "effect"
 import { Apps } from "./Apps.js"
 import { BoxkitConfig } from "./BoxkitConfig.js"
@@ -14,6 +13,7 @@ import { Exec } from "./Exec.js"
 import { Listeners } from "./Listeners.js"
 import { Responses } from "./Responses.js"
 import { Secrets } from "./Secrets.js"
+import * as UndiciHttpClient from "./UndiciHttpClient.js"
 
 /** Every client service: Apps, Boxes, Exec, Listeners, Clipboard, Secrets, EgressPolicies, Responses. */
 export type Services = Apps | Boxes | Exec | Listeners | Clipboard | Secrets | EgressPolicies | Responses
@@ -30,8 +30,11 @@ export const layerWithoutDependencies = Layer.mergeAll(
   Responses.Default
 )
 
-/** Every client service over Node's undici `HttpClient`; needs `BoxkitConfig`. */
-export const layer = layerWithoutDependencies.pipe(Layer.provide(NodeHttpClient.layerUndici))
+/**
+ * Every client service over the toolkit's own undici `HttpClient` (`UndiciHttpClient.layer`: a keep-alive agent of
+ * its own, closed with the layer); needs `BoxkitConfig`.
+ */
+export const layer = layerWithoutDependencies.pipe(Layer.provide(UndiciHttpClient.layer))
 
 /** Every client service configured from the environment (`BOX_API_KEY`, `BOX_BASE_URL`, `BOX_API_URL`). */
 export const layerFromEnv = layer.pipe(Layer.provide(BoxkitConfig.layerConfig))

@@ -13,6 +13,7 @@ import { EmptyObject } from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
 import type { BoxCallOptions } from "./Boxes.js"
 import { commonErrors, only, Transport } from "./Transport.js"
+import * as Tracing from "./Tracing.js"
 
 /** True for the media types the clipboard takes: `text/plain` or `image/*` (parameters such as charset ignored). */
 export const isClipboardMediaType = (mediaType: string): boolean => {
@@ -26,7 +27,7 @@ export class Clipboard extends Effect.Service<Clipboard>()("boxkit/Clipboard", {
     const transport = yield* Transport
     const base = transport.config.baseUrl.replace(/\/+$/, "")
 
-    const write = Effect.fn("Clipboard.write")(function*(
+    const write = Tracing.fn("Clipboard.write")(function*(
       boxId: BoxId,
       bytes: Uint8Array,
       mediaType: string,

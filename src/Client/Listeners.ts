@@ -12,6 +12,7 @@ import * as ApiError from "../ApiError.js"
 import { AddDomainRequest, GuestPort, PublishListenerRequest } from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
 import { commonErrors, only, Transport, validate } from "./Transport.js"
+import * as Tracing from "./Tracing.js"
 
 /** The Listeners service. */
 export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
@@ -24,7 +25,7 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
        * an earlier unpublish when it has one, else a fresh one. `ConflictError` when the port is already published
        * (code `already_exists`) or the box has no persistence. Not retried after a server error (not idempotent).
        */
-      publish: Effect.fn("Listeners.publish")(function*(
+      publish: Tracing.fn("Listeners.publish")(function*(
         boxId: BoxId,
         guestPort: number,
         protocol: "http" | "tcp" = "http"
@@ -41,7 +42,7 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
        * organization (code `already_exists`), or a box without persistence; `NotFoundError` when the port is not
        * published. Custom domains go when the port is unpublished.
        */
-      addDomain: Effect.fn("Listeners.addDomain")(function*(boxId: BoxId, guestPort: number, hostname: string) {
+      addDomain: Tracing.fn("Listeners.addDomain")(function*(boxId: BoxId, guestPort: number, hostname: string) {
         const port = yield* validate(GuestPort, guestPort)
         const payload = yield* Schema.decode(AddDomainRequest)({ hostname }).pipe(
           Effect.mapError(() =>
@@ -63,7 +64,7 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
        * sleeping boxes without waking them. `ConflictError` when the box has no persistence; `NotFoundError` when
        * the port is not published.
        */
-      unpublish: Effect.fn("Listeners.unpublish")(function*(boxId: BoxId, guestPort: number) {
+      unpublish: Tracing.fn("Listeners.unpublish")(function*(boxId: BoxId, guestPort: number) {
         const port = yield* validate(GuestPort, guestPort)
         return yield* transport.call(
           transport.box.listeners.unpublish({ path: { box_id: boxId, guest_port: port }, headers: {} }),

@@ -19,6 +19,7 @@ import type { RetrySettings } from "./BoxkitConfig.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import { pollUntil } from "./Polling.js"
 import { type ClientFailure, commonErrors, normalizeError, only, Transport, validate } from "./Transport.js"
+import * as Tracing from "./Tracing.js"
 
 /**
  * One event of a streamed response: its `type` (`response.created`, `response.in_progress`,
@@ -97,11 +98,11 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
           { safeToRepeat: true, retry: options.retry }
         ).pipe(only(...responseErrors))
         const replayed = IdempotencyKey.isReplayed(response.headers)
-        yield* Effect.annotateCurrentSpan({ "boxkit.replayed": replayed, "boxkit.status": value.status })
+        yield* Tracing.annotate({ "boxkit.replayed": replayed, "boxkit.status": value.status })
         return { value, idempotencyKey: key, replayed } satisfies IdempotencyKey.Idempotent<ModelResponse.ModelResponse>
       })
 
-    const retrieve = Effect.fn("Responses.retrieve")(function*(
+    const retrieve = Tracing.fn("Responses.retrieve")(function*(
       responseId: string,
       options: { readonly retry?: Partial<RetrySettings> } = {}
     ) {
@@ -117,14 +118,14 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
        * and the partial output at `max_output_tokens`. Idempotent (one key for every retry). A model failure is a
        * `ServerError` (500).
        */
-      create: Effect.fn("Responses.create")(function*(request: ResponseRequest, options: CreateOptions = {}) {
+      create: Tracing.fn("Responses.create")(function*(request: ResponseRequest, options: CreateOptions = {}) {
         return yield* send({ ...request, background: false, stream: false }, options)
       }),
       /**
        * A background request: answered 202 with the accepted object (status `queued`), completed later; wait with
        * `awaitCompletion` or a completion webhook (`metadata.completion_webhook`, see `WebhookReceiver`).
        */
-      submit: Effect.fn("Responses.submit")(function*(request: ResponseRequest, options: CreateOptions = {}) {
+      submit: Tracing.fn("Responses.submit")(function*(request: ResponseRequest, options: CreateOptions = {}) {
         return yield* send({ ...request, background: true, stream: false }, options)
       }),
       /**
@@ -161,7 +162,7 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
        * 120 s). A 404 while waiting fails with `ResponseExpiredError` (the result expired or never existed); the
        * deadline with `ResponseWaitTimeoutError` carrying the last status seen.
        */
-      awaitCompletion: Effect.fn("Responses.awaitCompletion")(function*(
+      awaitCompletion: Tracing.fn("Responses.awaitCompletion")(function*(
         responseId: string,
         options: { readonly timeout?: Duration.Duration; readonly interval?: Duration.Duration } = {}
       ) {

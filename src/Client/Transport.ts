@@ -10,15 +10,19 @@
  *
  * @since 0.1.0
  */
-import { HttpApiClient, HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { Cause, Clock, Duration, Effect, Exit, FiberRef, Option, ParseResult, Schema } from "effect"
+import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { Cause, Clock, Context, Duration, Effect, Exit, FiberRef, Option, ParseResult, Redacted, Schedule, Schema, type Tracer } from "effect"
 import { dual } from "effect/Function"
 import { globalValue } from "effect/GlobalValue"
 import * as ApiError from "../ApiError.js"
 import { BoxServiceApi, IdempotencyKeyHeader } from "../Contract/Api.js"
 import { BoxkitConfig, mergeRetry, type RetrySettings } from "./BoxkitConfig.js"
+import * as ContractClient from "./ContractClient.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import * as Retry from "./Retry.js"
+import * as Timeout from "./Timeout.js"
+import * as Tracing from "./Tracing.js"
+import * as UndiciHttpClient from "./UndiciHttpClient.js"
 
 /** Everything one attempt can fail with, after the transport normalized it. */
 export type ClientFailure =
@@ -60,6 +64,8 @@ export const normalizeError = (error: unknown): ClientFailure => {
     return error
   }
   if (HttpClientError.isHttpClientError(error)) {
+    // A deadline that ended the wait (UndiciHttpClient.currentDeadline): the attempt's TimeoutError.
+    if (error.cause instanceof ApiError.TimeoutError) return error.cause
     if (error._tag === "RequestError") {
       return new ApiError.TransportError({
         message: `${error.reason} error: ${error.description ?? String(error.cause ?? "request failed")}`,
@@ -121,9 +127,17 @@ export const commonErrors = [
   ApiError.ServerError
 ] as const
 
+/** The validator of each schema `validate` has seen (made once: making one re-derives the schema's type AST). */
+const validators = new WeakMap<Schema.Schema.Any, (value: unknown) => Effect.Effect<any, ParseResult.ParseError>>()
+
 /** Checks an input against its schema before any I/O; a violation is an `InvalidRequestError` naming the field. */
-export const validate = <A, I>(schema: Schema.Schema<A, I>, value: A): Effect.Effect<A, ApiError.InvalidRequestError> =>
-  Schema.validate(schema)(value).pipe(
+export const validate = <A, I>(schema: Schema.Schema<A, I>, value: A): Effect.Effect<A, ApiError.InvalidRequestError> => {
+  let validator = validators.get(schema)
+  if (validator === undefined) {
+    validator = Schema.validate(schema)
+    validators.set(schema, validator)
+  }
+  return (validator(value) as Effect.Effect<A, ParseResult.ParseError>).pipe(
     Effect.mapError((error) => {
       const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
       const param = issue?.path.length ? issue.path.map(String).join(".") : null
@@ -135,6 +149,7 @@ export const validate = <A, I>(schema: Schema.Schema<A, I>, value: A): Effect.Ef
       })
     })
   )
+}
 
 /** Strips the `/v1` version segment: the contract carries it as its prefix. */
 const origin = (url: string) => url.replace(/\/+$/, "").replace(/\/v1$/, "")
@@ -174,11 +189,126 @@ export interface CallOptions {
 export const resolveRetry = (base: RetrySettings, overrides?: Partial<RetrySettings>) =>
   Effect.map(FiberRef.get(currentRetryOverrides), (local) => mergeRetry(base, local, overrides))
 
+/** The live clock's class (its time is `Date.now()`). */
+const liveClock = Clock.make().constructor
+
+/** The retry overrides in effect when none were set (the FiberRef's initial value). */
+const noOverrides: Partial<RetrySettings> = FiberRef.get(currentRetryOverrides).pipe(Effect.runSync)
+
+/**
+ * One logical call's state (see `Transport.call`): its settings, clock and attempts, and the two timeout errors. A
+ * class, so that a call allocates one object rather than a closure per helper.
+ */
+class Call<A, R> {
+  attempts = 0
+  private readonly startedAt: number
+  private readonly deadlineAt: number
+  private readonly attemptMillis: number
+  private deadlineError: ApiError.TimeoutError | undefined = undefined
+
+  constructor(
+    private readonly settings: RetrySettings,
+    private readonly safeToRepeat: boolean,
+    private readonly clock: Clock.Clock,
+    private readonly attempt: Effect.Effect<A, ClientFailure, R>,
+    private readonly byClient: boolean
+  ) {
+    this.startedAt = clock.unsafeCurrentTimeMillis()
+    this.deadlineAt = this.startedAt + Duration.toMillis(settings.deadline)
+    this.attemptMillis = Duration.toMillis(settings.attemptTimeout)
+  }
+
+  /** The call's deadline passed (one error per call: it ends the call, it is never retried). */
+  pastDeadline(): ApiError.TimeoutError {
+    return this.deadlineError ??= new ApiError.TimeoutError({
+      message: `call did not finish within its deadline of ${Duration.format(this.settings.deadline)}`,
+      timeout: this.settings.deadline
+    })
+  }
+
+  /** One attempt ran past `attemptTimeout` (retried like any transport failure). */
+  attemptTimedOut(): ApiError.TimeoutError {
+    return new ApiError.TimeoutError({
+      message: `attempt timed out after ${Duration.format(this.settings.attemptTimeout)}`,
+      timeout: this.settings.attemptTimeout
+    })
+  }
+
+  /** One attempt, bounded by `min(attemptTimeout, time left before the deadline)`. */
+  once(): Effect.Effect<A, ClientFailure, R> {
+    const now = this.clock.unsafeCurrentTimeMillis()
+    const left = this.deadlineAt - now
+    if (left <= 0) return Effect.fail(this.pastDeadline())
+    this.attempts++
+    const byDeadline = left <= this.attemptMillis
+    if (this.byClient) {
+      return UndiciHttpClient.withDeadline(
+        this.attempt,
+        byDeadline ? new CallDeadline(this, now + left) : new AttemptDeadline(this, now + this.attemptMillis)
+      )
+    }
+    return byDeadline
+      ? Timeout.timeoutFail(this.attempt, left, () => this.pastDeadline())
+      : Timeout.timeoutFail(this.attempt, this.attemptMillis, () => this.attemptTimedOut())
+  }
+
+  /** After a first failure: the retry Schedule (set up only now), each retry an `once` again. */
+  retry(first: ClientFailure, once: Effect.Effect<A, ClientFailure, R>): Effect.Effect<A, ClientFailure, R> {
+    if (first === this.deadlineError) return Effect.fail(first)
+    return Effect.flatMap(
+      Schedule.driver(Retry.schedule(this.settings, this.safeToRepeat, this.startedAt)),
+      (driver) => this.loop(driver, first, once)
+    )
+  }
+
+  private loop(
+    driver: Schedule.ScheduleDriver<number, unknown>,
+    error: ClientFailure,
+    once: Effect.Effect<A, ClientFailure, R>
+  ): Effect.Effect<A, ClientFailure, R> {
+    return Effect.matchEffect(driver.next(error), {
+      onFailure: () => Effect.fail(error),
+      onSuccess: () =>
+        Effect.catchAll(once, (next) => next === this.deadlineError ? Effect.fail(next) : this.loop(driver, next, once))
+    })
+  }
+
+  /** The operation span's attributes (see `Transport.call`). */
+  annotate(span: Tracer.Span, exit: Exit.Exit<A, ClientFailure>): void {
+    span.attribute("boxkit.attempts", this.attempts)
+    span.attribute("boxkit.safe_to_repeat", this.safeToRepeat)
+    span.attribute("boxkit.outcome", Exit.isSuccess(exit) ? "success" : "failure")
+    if (Exit.isFailure(exit)) {
+      const fields = Retry.errorFields(Option.getOrUndefined(Cause.failureOption(exit.cause)))
+      for (const key in fields) span.attribute(key === "status" ? "boxkit.http_status" : `boxkit.${key}`, fields[key])
+    }
+  }
+}
+
+/** An attempt's deadline set by the call's deadline. */
+class CallDeadline implements UndiciHttpClient.Deadline {
+  constructor(private readonly call: Call<any, any>, readonly atMillis: number) {}
+  onExpire() {
+    return this.call.pastDeadline()
+  }
+}
+
+/** An attempt's deadline set by `attemptTimeout`. */
+class AttemptDeadline implements UndiciHttpClient.Deadline {
+  constructor(private readonly call: Call<any, any>, readonly atMillis: number) {}
+  onExpire() {
+    return this.call.attemptTimedOut()
+  }
+}
+
 /** The shared transport. */
 export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
   effect: Effect.gen(function*() {
     const config = yield* BoxkitConfig
-    const http = (yield* HttpClient.HttpClient).pipe(
+    const base = yield* HttpClient.HttpClient
+    const lean = UndiciHttpClient.honoursDeadline(base)
+    /** Raw requests (streams, raw bodies): the bearer key and the key encoding added, error answers decoded. */
+    const http = base.pipe(
       HttpClient.mapRequest((request) => {
         const key = request.headers[IdempotencyKeyHeader]
         const encoded = key === undefined ? undefined : IdempotencyKey.toHeaderValue(key)
@@ -189,20 +319,37 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
         response.status >= 400 ? decodeErrorResponse(response) : Effect.succeed(response)
       ))
     )
+    const contract = (baseUrl: string) =>
+      ContractClient.make(BoxServiceApi, {
+        httpClient: base,
+        baseUrl: origin(baseUrl),
+        headers: { authorization: `Bearer ${Redacted.value(config.apiKey)}` },
+        mapHeaders: (headers) => {
+          const key = headers[IdempotencyKeyHeader]
+          return key === undefined || IdempotencyKey.toHeaderValue(key) === key
+            ? headers
+            : { ...headers, [IdempotencyKeyHeader]: IdempotencyKey.toHeaderValue(key) }
+        },
+        onErrorStatus: decodeErrorResponse
+      })
     /** The contract's client on `{base_url}` (boxes, secrets, egress policies). */
-    const box = yield* HttpApiClient.makeWith(BoxServiceApi, { httpClient: http, baseUrl: origin(config.baseUrl) })
+    const box = contract(config.baseUrl)
     /** The contract's client on `{api_url}` (apps, responses). */
-    const api = yield* HttpApiClient.makeWith(BoxServiceApi, { httpClient: http, baseUrl: origin(config.apiUrl) })
+    const api = contract(config.apiUrl)
 
     /**
      * Runs one logical call. `attempt` is the request effect; it is run again, unchanged, for every retry (resolve
      * idempotency keys before it, never inside it). Each attempt is bounded by `attemptTimeout` (`TimeoutError`);
      * failures are retried by `Retry.schedule` (see Retry.ts); the whole call is bounded by `deadline`
-     * (`TimeoutError`). Interrupting the caller, a per-attempt timeout and the deadline all interrupt the attempt in
-     * flight, which aborts its HTTP request. The settings are `BoxkitConfig.retry` with the overrides of
-     * {@link withRetry} and `options.retry`.
+     * (`TimeoutError`, not retried). Interrupting the caller, a per-attempt timeout and the deadline all interrupt
+     * the attempt in flight, which aborts its HTTP request. The settings are `BoxkitConfig.retry` with the
+     * overrides of {@link withRetry} and `options.retry`.
      *
-     * The current span (the service method's, e.g. `Boxes.create`) gets `boxkit.attempts`,
+     * How it is bounded: each attempt gets one timer of `min(attemptTimeout, time left before the deadline)`
+     * (`Timeout.timeoutFail`); a retry whose wait would reach the deadline is not made (`Retry.schedule`), so no
+     * second timer is needed for the deadline. The retry Schedule is only set up after a first failure.
+     *
+     * The current operation span (e.g. `Boxes.create`; see Tracing.ts) gets `boxkit.attempts`,
      * `boxkit.safe_to_repeat`, `boxkit.outcome` (`success` or `failure`) and on failure `boxkit.error`,
      * `boxkit.error_type`, `boxkit.http_status` and `boxkit.code`.
      */
@@ -210,49 +357,26 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
       attempt: Effect.Effect<A, E, R>,
       options: CallOptions
     ): Effect.Effect<A, ClientFailure, R> =>
-      Effect.gen(function*() {
-        const settings = yield* resolveRetry(config.retry, options.retry)
-        const startedAt = yield* Clock.currentTimeMillis
-        let attempts = 0
-        const once = Effect.suspend(() => {
-          attempts++
-          return attempt
-        }).pipe(
-          Effect.mapError(normalizeError),
-          Effect.timeoutFail({
-            duration: settings.attemptTimeout,
-            onTimeout: () =>
-              new ApiError.TimeoutError({
-                message: `attempt timed out after ${Duration.format(settings.attemptTimeout)}`,
-                timeout: settings.attemptTimeout
-              })
-          })
+      Effect.withFiberRuntime<A, ClientFailure, R>((fiber) => {
+        const local = fiber.getFiberRef(currentRetryOverrides)
+        const settings = local === noOverrides && options.retry === undefined
+          ? config.retry
+          : mergeRetry(config.retry, local, options.retry)
+        const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+        // The live clock and the toolkit's own HttpClient: its exchanges honour a deadline, so a plain timer bounds
+        // the attempt. Otherwise (another HttpClient, or a TestClock) a racing fiber does.
+        const state = new Call(
+          settings,
+          options.safeToRepeat,
+          clock,
+          Effect.mapError(attempt, normalizeError),
+          lean && clock.constructor === liveClock
         )
-        return yield* once.pipe(
-          Effect.retry(Retry.schedule(settings, options.safeToRepeat, startedAt)),
-          Effect.timeoutFail({
-            duration: settings.deadline,
-            onTimeout: () =>
-              new ApiError.TimeoutError({
-                message: `call did not finish within its deadline of ${Duration.format(settings.deadline)}`,
-                timeout: settings.deadline
-              })
-          }),
-          Effect.onExit((exit) =>
-            Effect.annotateCurrentSpan({
-              "boxkit.attempts": attempts,
-              "boxkit.safe_to_repeat": options.safeToRepeat,
-              "boxkit.outcome": Exit.isSuccess(exit) ? "success" : "failure",
-              ...(Exit.isFailure(exit)
-                ? Object.fromEntries(
-                  Object.entries(Retry.errorFields(Option.getOrUndefined(Cause.failureOption(exit.cause)))).map((
-                    [key, value]
-                  ) => [key === "status" ? "boxkit.http_status" : `boxkit.${key}`, value])
-                )
-                : {})
-            })
-          )
-        )
+        const once = Effect.suspend(() => state.once())
+        const retried = Effect.catchAll(once, (first) => state.retry(first, once))
+        const span = Tracing.spanOf(fiber)
+        if (span === undefined) return retried
+        return Effect.onExit(retried, (exit) => Effect.sync(() => state.annotate(span, exit)))
       })
 
     return { config, http, box, api, call }

@@ -152,6 +152,24 @@ export class ModelResponse extends Schema.Class<ModelResponse>("ModelResponse")(
   user: Schema.optional(Schema.NullOr(Schema.String))
 }) {}
 
+/** The field names of {@link ModelResponse}, in schema order. */
+const modelResponseFields: ReadonlyArray<string> = Object.keys(ModelResponse.fields)
+
+/**
+ * The encoded (JSON) form of a Model response object: the same value as `Schema.encodeSync(ModelResponse)(response)`
+ * (a plain object with the schema's fields; fields that are `undefined` left out), several times faster. It can copy
+ * the fields because every field of the schema encodes as itself (strings, numbers, literals, records, unknown
+ * JSON): no field has a transformation. test/optimization/ModelResponseJson.test.ts proves the equality.
+ */
+export const toJson = (response: ModelResponse): Record<string, unknown> => {
+  const encoded: Record<string, unknown> = {}
+  for (const field of modelResponseFields) {
+    const value = (response as unknown as Record<string, unknown>)[field]
+    if (value !== undefined) encoded[field] = value
+  }
+  return encoded
+}
+
 /** The text of every `output_text` part of a response's message items, joined. */
 export const outputText = (response: ModelResponse): string =>
   response.output.flatMap((item: any) =>

@@ -13,9 +13,9 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Layer, Option, Ref, Schedule } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
 import { LocalServiceConfig } from "./LocalServiceConfig.js"
-import { Boxes, type BoxRecord, type ListenerRecord, TcpAddresses } from "./Repositories.js"
+import { Boxes, type BoxRecord, type ListenerRecord, noListeners, noTerminalSizes, TcpAddresses } from "./Repositories.js"
 
 /** Base images the local runtime knows, with their capabilities. */
 export const baseImages: Readonly<Record<string, { clipboard: boolean; persistent: boolean; failsToStart: boolean }>> = {
@@ -36,7 +36,10 @@ export class BoxRuntime extends Context.Tag("boxkit/server/BoxRuntime")<BoxRunti
   readonly currentVersion: Effect.Effect<number>
   /** Raises the current runtime version; boxes on an older one become "not current". */
   readonly setCurrentVersion: (version: number) => Effect.Effect<void>
-  /** Starts booting a box in `creating`; it becomes `running` (or `failed`) after the boot delay. */
+  /**
+   * Starts booting a box in `creating`; it becomes `running` (or `failed`) after the boot delay. The boots wait in
+   * one queue served by one fiber of the layer's scope (not a fiber per box).
+   */
   readonly boot: (boxId: string) => Effect.Effect<void>
   /**
    * A wake of a paused or sleeping box (resume). With a recorded upgrade it is a cold start: the box moves onto the
@@ -61,9 +64,9 @@ export class BoxRuntime extends Context.Tag("boxkit/server/BoxRuntime")<BoxRunti
 const terminated = (box: BoxRecord): BoxRecord => ({
   ...box,
   status: "terminated",
-  listeners: [],
+  listeners: noListeners,
   clipboard: null,
-  terminalSizes: {}
+  terminalSizes: noTerminalSizes
 })
 
 /** A cold start onto runtime `version`: memory and processes do not survive. */
@@ -73,7 +76,7 @@ const coldStart = (box: BoxRecord, version: number): BoxRecord => ({
   pendingUpgrade: false,
   guestSchemaVersion: version,
   clipboard: null,
-  terminalSizes: {},
+  terminalSizes: noTerminalSizes,
   bootCount: box.bootCount + 1
 })
 
@@ -102,32 +105,63 @@ export const layer = Layer.scoped(
         return updated
       })
 
-    const boot = (boxId: string) =>
-      Effect.gen(function*() {
-        yield* Effect.sleep(config.bootDelay)
-        const current = yield* Ref.get(version)
-        yield* boxes.update(boxId, (box) => {
-          if (box.status !== "creating") return box
-          const image = baseImages[box.image.base ?? ""]
-          if (image?.failsToStart === true) return { ...box, status: "failed", errorMessage: failToStartMessage }
-          return { ...box, status: "running", guestSchemaVersion: current, bootCount: box.bootCount + 1 }
-        })
+    /** One boot: a box in `creating` becomes `running` on the current runtime (or `failed`). */
+    const bootNow = (boxId: string, current: number) =>
+      boxes.update(boxId, (box) => {
+        if (box.status !== "creating") return box
+        const image = baseImages[box.image.base ?? ""]
+        if (image?.failsToStart === true) return { ...box, status: "failed", errorMessage: failToStartMessage }
+        return { ...box, status: "running", guestSchemaVersion: current, bootCount: box.bootCount + 1 }
       })
+
+    // Boots waiting for their time, in order of creation (the boot delay is the same for every box, so the times
+    // only grow): one fiber sleeps until the first is due, instead of a sleeping fiber per box.
+    const pendingIds: Array<string> = []
+    const pendingDue: Array<number> = []
+    let head = 0
+    let wake: Deferred.Deferred<void> | undefined
+    const bootDue = Effect.gen(function*() {
+      while (true) {
+        if (head === pendingIds.length) {
+          pendingIds.length = 0
+          pendingDue.length = 0
+          head = 0
+          const deferred = yield* Deferred.make<void>()
+          // Boots queued while the deferred was made are served first; later ones complete it.
+          if (head < pendingIds.length) continue
+          wake = deferred
+          yield* Deferred.await(deferred)
+          continue
+        }
+        const now = yield* Clock.currentTimeMillis
+        if (pendingDue[head] > now) {
+          yield* Effect.sleep(Duration.millis(pendingDue[head] - now))
+          continue
+        }
+        const current = yield* Ref.get(version)
+        while (head < pendingIds.length && pendingDue[head] <= now) {
+          const boxId = pendingIds[head]
+          head++
+          yield* bootNow(boxId, current)
+        }
+        if (head > 1024 && head * 2 > pendingIds.length) {
+          pendingIds.splice(0, head)
+          pendingDue.splice(0, head)
+          head = 0
+        }
+      }
+    })
+    yield* bootDue.pipe(
+      Effect.catchAllCause((cause) => Effect.logError("box boots failed", cause)),
+      Effect.forkScoped
+    )
+    const bootDelayMillis = Duration.toMillis(config.bootDelay)
 
     const expire = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const all = yield* boxes.list
-      let count = 0
-      for (const box of all) {
-        if (
-          box.maxLifetimeSeconds !== null && box.status !== "terminated" &&
-          now >= box.createdAtMillis + box.maxLifetimeSeconds * 1000
-        ) {
-          yield* terminate(box.id)
-          count++
-        }
-      }
-      return count
+      const due = yield* boxes.expired(now)
+      for (const box of due) yield* terminate(box.id)
+      return due.length
     })
 
     yield* expire.pipe(
@@ -136,12 +170,19 @@ export const layer = Layer.scoped(
       Effect.forkScoped
     )
 
-    const scope = yield* Effect.scope
     return {
       currentVersion: Ref.get(version),
       setCurrentVersion: (next) => Ref.set(version, next),
       terminate,
-      boot: (boxId) => Effect.asVoid(Effect.forkIn(boot(boxId), scope)),
+      boot: (boxId) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          pendingIds.push(boxId)
+          pendingDue.push(now + bootDelayMillis)
+          if (wake !== undefined) {
+            Deferred.unsafeDone(wake, Exit.void)
+            wake = undefined
+          }
+        }),
       wake: (box) =>
         Effect.gen(function*() {
           const current = yield* Ref.get(version)

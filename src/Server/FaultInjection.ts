@@ -12,9 +12,12 @@
  *   the connection is destroyed instead of writing the answer, so the client sees a transport error.
  *
  * Every `/v1` request whose connection the client closed before the answer was written (an aborted or timed-out
- * client attempt) is counted as a client abort; a request still waiting out `latency` then stops without running
- * (a request already running finishes: the HTTP server runs handlers uninterruptibly). Counts are shown under
- * `faults` in `GET /_local/state`.
+ * client attempt) is counted as a client abort (with or without faults configured); a request still waiting out
+ * `latency` then stops without running (the request pipeline runs uninterruptibly; a handler is interrupted at its
+ * next suspension, as `@effect/platform`'s router does). Counts are shown under `faults` in `GET /_local/state`.
+ *
+ * With no fault configured (every fraction zero, no latency) nothing of this module runs per request beyond two
+ * counter increments: the Node handler serves `/v1` without {@link FaultInjection.wrap}.
  *
  * SPEC is a comma list of `KIND=FRACTION` (a decimal 0 to 1, or a percentage such as `10%`), `latency=DURATION`
  * and `retry-after=DURATION` (`20ms`, `1.5s`, `0`; a bare number for retry-after is seconds, as in the header),
@@ -156,9 +159,21 @@ export interface FaultReport {
 export class FaultInjection extends Context.Tag("boxkit/server/FaultInjection")<FaultInjection, {
   /** The settings in force. */
   readonly settings: FaultSettings
+  /**
+   * True when some fault can be drawn or `latency` is set. When false the `/v1` app is served without {@link wrap}:
+   * no per-request draw, no extra effect (only the two counters below run).
+   */
+  readonly enabled: boolean
+  /** Counts a `/v1` request seen (called by the Node handler for every `/v1` request, faults or not). */
+  readonly countRequest: () => void
+  /**
+   * Counts a client abort: the connection of a `/v1` request closed before its answer was written (called by the
+   * Node handler). A close caused by an injected `reset-after-commit` is not a client abort and is not counted.
+   */
+  readonly countClientAbort: (request: HttpServerRequest.HttpServerRequest) => void
   /** Counts so far. */
   readonly report: Effect.Effect<FaultReport>
-  /** Wraps the `/v1` app: draws and applies a fault per request, and counts client aborts. */
+  /** Wraps the `/v1` app: draws and applies a fault per request. */
   readonly wrap: <E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest>
 }>() {}
 
@@ -172,9 +187,16 @@ export const pick = (u: number, rates: Readonly<Record<FaultKind, number>>): Fau
   return undefined
 }
 
+/** True when `faults` can inject something: a fraction above zero or a latency. */
+export const isEnabled = (faults: FaultSettings): boolean =>
+  Duration.toMillis(faults.latency) > 0 || faultKinds.some((kind) => faults.rates[kind] > 0)
+
 /** The Node socket of `request`, when it comes from Node's HTTP server. */
 const socketOf = (request: HttpServerRequest.HttpServerRequest) =>
   request.source instanceof IncomingMessage ? request.source.socket : undefined
+
+/** The sources (Node requests) whose connection was destroyed by an injected `reset-after-commit`. */
+const injectedResets = new WeakSet<object>()
 
 const faultMessage = "Injected fault (boxkit serve --faults):"
 
@@ -197,65 +219,61 @@ export const layer = Layer.effect(
     const wrap = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        requests++
         const fault = pick(yield* random.next, faults.rates)
-        // A close of the connection while the request is here, before its answer is written, is a client abort
-        // (unless it is the injected reset). The listener is removed before the answer is written.
-        const socket = socketOf(request)
-        let resetting = false
-        const onClose = () => {
-          if (!resetting) clientAborts++
+        if (latencyMillis > 0) {
+          delayed++
+          // Interruptible: a client that leaves while its request waits here stops the request before it runs.
+          yield* Effect.interruptible(Effect.sleep(faults.latency))
         }
-        socket?.once("close", onClose)
-        const run = Effect.gen(function*() {
-          if (latencyMillis > 0) {
-            delayed++
-            // Interruptible: a client that leaves while its request waits here stops the request before it runs.
-            yield* Effect.interruptible(Effect.sleep(faults.latency))
+        switch (fault) {
+          case "429":
+            yield* count("429")
+            return ErrorResponse.fromApiError(
+              new ApiError.RateLimitError({
+                message: `${faultMessage} rate limited; the request did not run. Retry after the Retry-After delay.`,
+                param: null,
+                code: "rate_limited",
+                status: 429,
+                retryAfter: faults.retryAfter
+              })
+            )
+          case "503":
+            yield* count("503")
+            return ErrorResponse.fromApiError(ApiError.make.unavailable(
+              `${faultMessage} unavailable; the request did not run. Retry after the Retry-After delay.`,
+              faults.retryAfter
+            ))
+          case "503-no-retry-after":
+            yield* count("503-no-retry-after")
+            return ErrorResponse.fromApiError(
+              ApiError.make.unavailable(`${faultMessage} unavailable; the request did not run. Retry with backoff.`)
+            )
+          case "reset-after-commit": {
+            const response = yield* app
+            const socket = socketOf(request)
+            if (socket === undefined) return response
+            injectedResets.add(request.source as object)
+            socket.destroy()
+            yield* count("reset-after-commit")
+            // The close of the connection interrupts this request as a client abort (no answer is written); the
+            // self-interruption after 1 s is a fallback that does not happen with Node's HTTP server.
+            yield* Effect.interruptible(Effect.sleep(Duration.seconds(1)))
+            return yield* Effect.interrupt
           }
-          switch (fault) {
-            case "429":
-              yield* count("429")
-              return ErrorResponse.fromApiError(
-                new ApiError.RateLimitError({
-                  message: `${faultMessage} rate limited; the request did not run. Retry after the Retry-After delay.`,
-                  param: null,
-                  code: "rate_limited",
-                  status: 429,
-                  retryAfter: faults.retryAfter
-                })
-              )
-            case "503":
-              yield* count("503")
-              return ErrorResponse.fromApiError(ApiError.make.unavailable(
-                `${faultMessage} unavailable; the request did not run. Retry after the Retry-After delay.`,
-                faults.retryAfter
-              ))
-            case "503-no-retry-after":
-              yield* count("503-no-retry-after")
-              return ErrorResponse.fromApiError(
-                ApiError.make.unavailable(`${faultMessage} unavailable; the request did not run. Retry with backoff.`)
-              )
-            case "reset-after-commit": {
-              const response = yield* app
-              if (socket === undefined) return response
-              resetting = true
-              socket.destroy()
-              yield* count("reset-after-commit")
-              // The close of the connection interrupts this request as a client abort (no answer is written); the
-              // self-interruption after 1 s is a fallback that does not happen with Node's HTTP server.
-              yield* Effect.interruptible(Effect.sleep(Duration.seconds(1)))
-              return yield* Effect.interrupt
-            }
-            default:
-              return yield* app
-          }
-        })
-        return yield* Effect.ensuring(run, Effect.sync(() => socket?.off("close", onClose)))
+          default:
+            return yield* app
+        }
       })
 
     return {
       settings: faults,
+      enabled: isEnabled(faults),
+      countRequest: () => {
+        requests++
+      },
+      countClientAbort: (request) => {
+        if (!injectedResets.has(request.source as object)) clientAborts++
+      },
       report: Effect.sync((): FaultReport => ({
         requests,
         injected: { ...injected },

@@ -61,10 +61,6 @@ export type Claim =
 export const fingerprint = (method: string, url: string, body: Uint8Array): string =>
   createHash("sha256").update(method).update("\u0000").update(url).update("\u0000").update(body).digest("base64")
 
-type Entry =
-  | { readonly state: "running"; readonly fingerprint: string; readonly token: object }
-  | { readonly state: "settled"; readonly fingerprint: string; readonly answer: RememberedAnswer; readonly expiresAtMillis: number }
-
 /** The store of keys. `scope` is the sending API key's id; keys of different API keys never meet. */
 export class IdempotencyStore extends Context.Tag("boxkit/server/IdempotencyStore")<IdempotencyStore, {
   /** Presents `key` of the API key `scope` for a request with `fingerprint`; atomic with every other claim. */
@@ -73,50 +69,145 @@ export class IdempotencyStore extends Context.Tag("boxkit/server/IdempotencyStor
   readonly size: Effect.Effect<number>
 }>() {}
 
-/** In-memory store; expired keys are dropped when met and swept every 1,024 claims. */
+/** A key whose request is running: its fingerprint; the object itself tells two claims of one key apart. */
+class Running {
+  constructor(readonly fingerprint: string) {}
+}
+
+/**
+ * The `Started` claim of the in-memory store. `settle` and `release` are own properties (a claim can be copied with
+ * a spread), made without closures named per claim.
+ */
+class StartedClaim {
+  readonly _tag = "Started"
+  readonly settle: (answer: RememberedAnswer) => Effect.Effect<void, IdempotencyStoreError>
+  readonly release: Effect.Effect<void>
+
+  constructor(
+    private readonly entries: Map<string, string | Running>,
+    private readonly key: string,
+    private readonly running: Running,
+    private readonly retentionMillis: number,
+    private readonly forget: () => void
+  ) {
+    this.settle = this.settleWith.bind(this)
+    this.release = Effect.sync(this.releaseNow.bind(this))
+  }
+
+  private settleWith(answer: RememberedAnswer): Effect.Effect<void> {
+    return Effect.map(Clock.currentTimeMillis, (at) => {
+      if (this.entries.get(this.key) === this.running) {
+        this.entries.set(this.key, encodeSettled(at + this.retentionMillis, this.running.fingerprint, answer))
+      }
+    })
+  }
+
+  private releaseNow(): void {
+    if (this.entries.get(this.key) === this.running) {
+      this.entries.delete(this.key)
+      this.forget()
+    }
+  }
+}
+
+/**
+ * A settled key as one flat Latin-1 string (one heap object per key; no object, map or buffer per answer):
+ * `expiresAtMillis NUL fingerprint NUL status NUL headerCount NUL (name NUL value NUL)* body`, the body's bytes one
+ * character each. Header names and values never hold NUL (HTTP forbids it); the fingerprint is base64.
+ */
+export const encodeSettled = (expiresAtMillis: number, fingerprint: string, answer: RememberedAnswer): string => {
+  let head = `${expiresAtMillis}\u0000${fingerprint}\u0000${answer.status}\u0000`
+  const names = Object.keys(answer.headers)
+  head += `${names.length}\u0000`
+  for (const name of names) head += `${name}\u0000${answer.headers[name]}\u0000`
+  const headBytes = Buffer.from(head, "latin1")
+  const body = answer.body
+  const bytes = Buffer.allocUnsafe(headBytes.byteLength + body.byteLength)
+  headBytes.copy(bytes, 0)
+  bytes.set(body, headBytes.byteLength)
+  // Built from a buffer, the string is flat: no chain of concatenations stays behind it.
+  return bytes.toString("latin1")
+}
+
+const field = (encoded: string, from: number): [string, number] => {
+  const end = encoded.indexOf("\u0000", from)
+  return [encoded.slice(from, end), end + 1]
+}
+
+/** The expiry (Unix ms) of an {@link encodeSettled} string. */
+export const settledExpiry = (encoded: string): number => Number(encoded.slice(0, encoded.indexOf("\u0000")))
+
+/** The fingerprint of an {@link encodeSettled} string. */
+export const settledFingerprint = (encoded: string): string => field(encoded, encoded.indexOf("\u0000") + 1)[0]
+
+/** The answer of an {@link encodeSettled} string. */
+export const decodeSettled = (encoded: string): RememberedAnswer => {
+  let at = encoded.indexOf("\u0000") + 1
+  let value: string
+  ;[, at] = field(encoded, at)
+  ;[value, at] = field(encoded, at)
+  const status = Number(value)
+  ;[value, at] = field(encoded, at)
+  const count = Number(value)
+  const headers: Record<string, string> = {}
+  for (let index = 0; index < count; index++) {
+    let name: string
+    ;[name, at] = field(encoded, at)
+    ;[value, at] = field(encoded, at)
+    headers[name] = value
+  }
+  return { status, headers, body: new Uint8Array(Buffer.from(encoded.slice(at), "latin1")) }
+}
+
+/**
+ * In-memory store: one map per API key (keyed by the `Idempotency-Key` value as sent), each settled key one flat
+ * string ({@link encodeSettled}), a running key one small object. Expired keys are dropped when met, and swept
+ * oldest first every 1,024 claims (keys are kept in the order they were first claimed, which is also, give or take
+ * the running time of a request, the order they expire in).
+ */
 export const layerMemory = Layer.effect(
   IdempotencyStore,
   Effect.gen(function*() {
     const config = yield* LocalServiceConfig
     const retentionMillis = Duration.toMillis(config.idempotencyRetention)
-    const entries = new Map<string, Entry>()
+    const scopes = new Map<string, Map<string, string | Running>>()
+    let size = 0
     let claims = 0
     const sweep = (now: number) => {
-      for (const [id, entry] of entries) {
-        if (entry.state === "settled" && entry.expiresAtMillis <= now) entries.delete(id)
+      for (const [scope, entries] of scopes) {
+        for (const [key, entry] of entries) {
+          if (typeof entry !== "string") continue
+          if (settledExpiry(entry) > now) break
+          entries.delete(key)
+          size--
+        }
+        if (entries.size === 0) scopes.delete(scope)
       }
     }
     return {
-      size: Effect.sync(() => entries.size),
+      size: Effect.sync(() => size),
       claim: (scope, key, print) =>
         Effect.map(Clock.currentTimeMillis, (now): Claim => {
           if (++claims % 1024 === 0) sweep(now)
-          const id = `${scope}\u0000${key}`
-          const existing = entries.get(id)
-          if (existing !== undefined && existing.state === "settled" && existing.expiresAtMillis <= now) {
-            entries.delete(id)
+          let entries = scopes.get(scope)
+          if (entries === undefined) {
+            entries = new Map()
+            scopes.set(scope, entries)
+          }
+          const existing = entries.get(key)
+          if (typeof existing === "string" && settledExpiry(existing) <= now) {
+            entries.delete(key)
+            size--
           } else if (existing !== undefined) {
-            if (existing.fingerprint !== print) return { _tag: "Mismatch" }
-            return existing.state === "running" ? { _tag: "InFlight" } : { _tag: "Replay", answer: existing.answer }
+            if (typeof existing !== "string") return existing.fingerprint === print ? { _tag: "InFlight" } : { _tag: "Mismatch" }
+            return settledFingerprint(existing) === print
+              ? { _tag: "Replay", answer: decodeSettled(existing) }
+              : { _tag: "Mismatch" }
           }
-          const token = {}
-          entries.set(id, { state: "running", fingerprint: print, token })
-          const ours = () => {
-            const current = entries.get(id)
-            return current !== undefined && current.state === "running" && current.token === token
-          }
-          return {
-            _tag: "Started",
-            settle: (answer) =>
-              Effect.map(Clock.currentTimeMillis, (at) => {
-                if (ours()) {
-                  entries.set(id, { state: "settled", fingerprint: print, answer, expiresAtMillis: at + retentionMillis })
-                }
-              }),
-            release: Effect.sync(() => {
-              if (ours()) entries.delete(id)
-            })
-          }
+          const running = new Running(print)
+          entries.set(key, running)
+          size++
+          return new StartedClaim(entries, key, running, retentionMillis, () => size--)
         })
     }
   })

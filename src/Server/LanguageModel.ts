@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Data, Layer, Stream } from "effect"
+import { Context, Data, Effect, Layer, Stream } from "effect"
 import { decode, encode, vocabularySize } from "gpt-tokenizer"
 
 /**
@@ -46,7 +46,8 @@ export const messageText = (message: PromptMessage): string =>
  * What the model is asked: the prompt `messages` (the instruction text first, as a system message), or the
  * pre-tokenized prompt `promptTokenIds` forwarded verbatim (the messages are then ignored); `maxOutputTokens` bounds the
  * output in tokens (reasoning included); `temperature` (0 to 2), `topP` (0 to 1); `reasoningEffort` from
- * `reasoning.effort` when the request sets one.
+ * `reasoning.effort` when the request sets one; `stream`: true when the caller streams the answer (Server-Sent Events),
+ * so pieces should be small; otherwise (false or omitted) a model may answer in whole pieces.
  */
 export interface GenerateRequest {
   readonly model: string
@@ -56,6 +57,7 @@ export interface GenerateRequest {
   readonly temperature: number | undefined
   readonly topP: number | undefined
   readonly reasoningEffort: string | undefined
+  readonly stream?: boolean | undefined
 }
 
 /**
@@ -70,9 +72,14 @@ export type ModelChunk =
 /** The model failed: an upstream answered an error or could not be reached. `message` says why. */
 export class LanguageModelError extends Data.TaggedError("LanguageModelError")<{ readonly message: string }> {}
 
-/** A text generator: a stream of {@link ModelChunk}s for one request. */
+/**
+ * A text generator: a stream of {@link ModelChunk}s for one request (`generate`), and optionally the whole answer at
+ * once (`answer`: the same chunks as one array, for callers that do not stream; when absent, callers collect
+ * `generate`).
+ */
 export class LanguageModel extends Context.Tag("boxkit/server/LanguageModel")<LanguageModel, {
   readonly generate: (request: GenerateRequest) => Stream.Stream<ModelChunk, LanguageModelError>
+  readonly answer?: (request: GenerateRequest) => Effect.Effect<ReadonlyArray<ModelChunk>, LanguageModelError>
 }>() {}
 
 /** Counts the tokens of a text with the o200k tokenizer (`gpt-tokenizer`). */
@@ -170,18 +177,30 @@ export const localReply = (request: GenerateRequest): { readonly reasoning: stri
 }
 
 /**
- * The deterministic local model: {@link localReply}, streamed in pieces of one token (several only where a character
- * spans tokens), reasoning first. It never stops early on its own; the engine applies `max_output_tokens`.
+ * The chunks of the local model's answer: reasoning first, then text. Streamed (`stream` true): pieces of one token
+ * (several only where a character spans tokens). Otherwise: the whole reasoning and the whole text, each counted
+ * with the tokenizer once (the same texts and token totals as the pieces).
+ */
+export const localChunks = (request: GenerateRequest): Array<ModelChunk> => {
+  const reply = localReply(request)
+  const chunks: Array<ModelChunk> = []
+  if (request.stream === true) {
+    if (reply.reasoning !== null) {
+      for (const piece of tokenPieces(encode(reply.reasoning))) chunks.push({ _tag: "Reasoning", ...piece })
+    }
+    for (const piece of tokenPieces(encode(reply.text))) chunks.push({ _tag: "Text", ...piece })
+    return chunks
+  }
+  if (reply.reasoning !== null) chunks.push({ _tag: "Reasoning", text: reply.reasoning, tokens: countTokens(reply.reasoning) })
+  chunks.push({ _tag: "Text", text: reply.text, tokens: countTokens(reply.text) })
+  return chunks
+}
+
+/**
+ * The deterministic local model: {@link localChunks} of {@link localReply}. It never stops early on its own; the
+ * engine applies `max_output_tokens`.
  */
 export const localLayer = Layer.succeed(LanguageModel, {
-  generate: (request) =>
-    Stream.suspend(() => {
-      const reply = localReply(request)
-      const chunks: Array<ModelChunk> = []
-      if (reply.reasoning !== null) {
-        for (const piece of tokenPieces(encode(reply.reasoning))) chunks.push({ _tag: "Reasoning", ...piece })
-      }
-      for (const piece of tokenPieces(encode(reply.text))) chunks.push({ _tag: "Text", ...piece })
-      return Stream.fromIterable(chunks)
-    })
+  generate: (request) => Stream.suspend(() => Stream.fromIterable(localChunks(request))),
+  answer: (request) => Effect.sync(() => localChunks(request))
 })

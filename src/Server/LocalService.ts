@@ -10,23 +10,17 @@
  *
  * @since 0.1.0
  */
-import {
-  HttpApiBuilder,
-  HttpApp,
-  type HttpClient,
-  HttpRouter,
-  HttpServer,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
-import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
-import { Cause, Clock, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
-import { createServer } from "node:http"
+import { HttpApiBuilder, type HttpClient, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import * as UndiciHttpClient from "../Client/UndiciHttpClient.js"
+import { Clock, Context, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
+import { createServer, type Server } from "node:http"
 import * as ApiError from "../ApiError.js"
 import { Authorization, BoxServiceApi, openApiDocument } from "../Contract/Api.js"
 import { currentPrincipal } from "../Contract/Principal.js"
 import { normalize, PolicyDocument } from "../Domain/EgressPolicy.js"
 import * as BoxRuntime from "./BoxRuntime.js"
+import * as ContractRoutes from "./ContractRoutes.js"
 import * as ErrorResponse from "./ErrorResponse.js"
 import * as FaultInjection from "./FaultInjection.js"
 import * as AppsHandlers from "./Handlers/Apps.js"
@@ -40,6 +34,8 @@ import * as SecretsHandlers from "./Handlers/Secrets.js"
 import * as Idempotency from "./Idempotency.js"
 import * as LanguageModel from "./LanguageModel.js"
 import { LocalServiceConfig, type LocalServiceSettings } from "./LocalServiceConfig.js"
+import * as NodeHandler from "./NodeHandler.js"
+import * as NodeRequest from "./NodeRequest.js"
 import * as Repositories from "./Repositories.js"
 import * as RequestPipeline from "./RequestPipeline.js"
 import * as ResponseEngine from "./ResponseEngine.js"
@@ -53,14 +49,11 @@ const authorizationLayer = Layer.succeed(Authorization, {
       principal !== undefined ? Effect.succeed(principal) : Effect.fail(ApiError.make.authentication()))
 })
 
-/** Turns every failure inside the contract's app into the error envelope (once, here). */
-const errorEnvelopeLayer = HttpApiBuilder.middleware((app) =>
-  Effect.catchAllCause(app, (cause) =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => ErrorResponse.fromCause(cause, request)))
-)
-
-/** The contract with every group's handlers. */
-const apiLayer = HttpApiBuilder.api(BoxServiceApi).pipe(
+/**
+ * The contract with every group's handlers (`HttpApi.Api`); the groups register their routes in
+ * `HttpApiBuilder.Router`, which the caller provides (NodeHandler.ts dispatches them).
+ */
+export const apiLayer = HttpApiBuilder.api(BoxServiceApi).pipe(
   Layer.provide([
     AppsHandlers.layer,
     SecretsHandlers.layer,
@@ -189,12 +182,11 @@ export interface AppOptions {
 }
 
 /**
- * The whole HTTP app: `/v1` through the request pipeline into the contract, plus `/openapi.json` and `/_local/*`.
+ * The routes beside `/v1`: `/openapi.json` (encoded once) and `/_local/*` (loopback only unless
+ * `exposeLocalRoutes`).
  */
-export const makeApp = (options: AppOptions = {}) =>
+export const extraRoutes = (options: AppOptions = {}) =>
   Effect.gen(function*() {
-    const apiApp = yield* HttpRouter.withRouterConfig(HttpApiBuilder.httpApp, RequestPipeline.routerConfig)
-    const pipeline = yield* RequestPipeline.make
     const context = yield* Effect.context<
       | Repositories.Identity
       | Repositories.Boxes
@@ -208,8 +200,6 @@ export const makeApp = (options: AppOptions = {}) =>
     >()
     const runtime = yield* BoxRuntime.BoxRuntime
     const faults = yield* FaultInjection.FaultInjection
-    const v1 = faults.wrap(pipeline(apiApp))
-    const openApi = HttpServerResponse.unsafeJson(openApiDocument())
     const local = (request: HttpServerRequest.HttpServerRequest, path: string) =>
       Effect.gen(function*() {
         if (options.exposeLocalRoutes !== true && !isLoopback(request.remoteAddress)) {
@@ -220,7 +210,7 @@ export const makeApp = (options: AppOptions = {}) =>
           return HttpServerResponse.unsafeJson({ ...state, faults: yield* faults.report })
         }
         if (path === "/_local/runtime" && request.method === "POST") {
-          const body = yield* Effect.either(HttpServerRequest.schemaBodyJson(RuntimeVersionBody))
+          const body = yield* Effect.either(Effect.flatMap(request.json, Schema.decodeUnknown(RuntimeVersionBody)))
           if (body._tag === "Left") {
             return ErrorResponse.fromApiError(ApiError.make.invalidRequest(
               "Body must be {\"guest_schema_version\": N} with N a positive integer.",
@@ -232,19 +222,22 @@ export const makeApp = (options: AppOptions = {}) =>
         }
         return ErrorResponse.fromApiError(ApiError.make.notFound(`No local route ${request.method} ${path}.`))
       })
-    const app: HttpApp.Default<never, HttpServerRequest.HttpServerRequest> = Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const path = request.url.split("?")[0]
-      if (path === "/openapi.json") return openApi
-      if (path.startsWith("/_local/")) return yield* local(request, path)
-      return yield* v1
-    }).pipe(Effect.catchAllCause((cause) =>
-      // An interruption keeps its interruptor: a client abort (FaultInjection.ts) stays a client abort.
-      Cause.isInterruptedOnly(cause)
-        ? Effect.failCause(cause)
-        : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => ErrorResponse.fromCause(cause, request))
-    )) as any
-    return app
+    const extra: NodeHandler.ExtraRoutes = {
+      fixed: new Map([["/openapi.json", {
+        body: new TextEncoder().encode(JSON.stringify(openApiDocument())),
+        contentType: "application/json"
+      }]]),
+      prefix: "/_local/",
+      app: (request, path) =>
+        Effect.flatMap(NodeRequest.readNodeBody((request as NodeRequest.LocalRequest).source, 1024 * 1024), (read) => {
+          if (read._tag !== "Read") {
+            return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.invalidRequest("Request body could not be read.")))
+          }
+          ;(request as NodeRequest.LocalRequest).setBody(read.bytes)
+          return local(request, path)
+        })
+    }
+    return extra
   })
 
 /**
@@ -281,17 +274,24 @@ export const layerServices = (
   ).pipe(Layer.provideMerge(config))
 }
 
-/** Serves the local service on the `HttpServer` in context. */
+/** The Node HTTP server of the local service (created per build; `HttpServer` listens and closes it). */
+export class NodeServer extends Context.Tag("boxkit/server/NodeServer")<NodeServer, Server>() {}
+
+/**
+ * Serves the local service on the {@link NodeServer} in context: the contract's routes (as `HttpApiBuilder.group`
+ * layers register them) behind the request pipeline, through NodeHandler.ts, plus {@link extraRoutes}.
+ */
 export const layerHttp = (options: AppOptions = {}) =>
   Layer.scopedDiscard(
     Effect.gen(function*() {
-      const app = yield* makeApp(options)
-      yield* HttpServer.serveEffect(app)
+      const server = yield* NodeServer
+      const listener = yield* NodeHandler.make(yield* extraRoutes(options))
+      server.on("request", listener)
+      yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", listener)))
     })
   ).pipe(
     Layer.provide(apiLayer),
-    Layer.provide(errorEnvelopeLayer),
-    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer])
+    Layer.provide([HttpApiBuilder.Router.Live, ContractRoutes.Registry.layer])
   )
 
 /** Where to listen. Port 0 picks a free port. */
@@ -310,11 +310,14 @@ export const layerNode = (
 ) =>
   layerHttp(options).pipe(
     Layer.provideMerge(layerServices(seed, options.settings, options)),
-    Layer.provideMerge(NodeHttpServer.layer(() => ErrorResponse.withEnvelopeOnClientError(createServer()), {
-      host: options.host ?? "127.0.0.1",
-      port: options.port ?? 0
-    })),
-    Layer.provide(NodeHttpClient.layerUndici)
+    Layer.provideMerge(Layer.unwrapEffect(Effect.map(NodeServer, (server) =>
+      NodeHttpServer.layer(() => server, {
+        host: options.host ?? "127.0.0.1",
+        port: options.port ?? 0
+      })))),
+    Layer.provideMerge(Layer.sync(NodeServer, () => ErrorResponse.withEnvelopeOnClientError(createServer()))),
+    // Webhooks and the upstream model over the toolkit's lean undici HttpClient (connections reused, no per-request span).
+    Layer.provide(UndiciHttpClient.layer)
   )
 
 /** The base URL (`http://HOST:PORT/v1`) of the `HttpServer` in context. */

@@ -63,6 +63,12 @@ export interface LocalServiceSettings {
   readonly retryAfter: Duration.Duration
   /** Faults injected into `/v1` requests (default {@link noFaults}; `boxkit serve --faults`). */
   readonly faults: FaultSettings
+  /**
+   * A server span per request (`http.server METHOD`, with the method, URL, redacted headers and status as
+   * `@effect/platform`'s `HttpMiddleware.tracer` records them), for the tracer in context. Default false: the span
+   * costs 35-60 µs of CPU per request even without an exporter (docs/ASSUMPTIONS.md).
+   */
+  readonly requestTracing: boolean
 }
 
 /** The default settings. */
@@ -78,7 +84,8 @@ export const defaults: LocalServiceSettings = {
   responseRetention: Duration.minutes(10),
   backgroundDelay: Duration.millis(20),
   retryAfter: Duration.seconds(1),
-  faults: noFaults
+  faults: noFaults,
+  requestTracing: false
 }
 
 /** The settings of the running local service. */

@@ -46,6 +46,15 @@ export class Identity extends Context.Tag("boxkit/server/Identity")<Identity, {
   readonly addOrganization: (record: OrganizationRecord) => Effect.Effect<void>
   readonly addUser: (record: UserRecord) => Effect.Effect<void>
   readonly addKey: (key: Redacted.Redacted<string>, record: Omit<ApiKeyRecord, "keyId">) => Effect.Effect<ApiKeyRecord>
+  /**
+   * {@link findKey}, answered now: the request pipeline authenticates every request before its fiber starts (an
+   * implementation backed by a slower store answers these from an in-memory index of it).
+   */
+  readonly findKeyNow: (key: Redacted.Redacted<string>) => ApiKeyRecord | undefined
+  /** {@link user}, answered now. */
+  readonly userNow: (id: string) => UserRecord | undefined
+  /** {@link organization}, answered now. */
+  readonly organizationNow: (id: string) => OrganizationRecord | undefined
 }>() {}
 
 /** The non-reversible id of an API key: the first 16 hex digits of its SHA-256. */
@@ -143,6 +152,12 @@ export interface BoxRecord {
   readonly bootCount: number
 }
 
+/** The listeners of a box that has none, shared by every such record (records are immutable). */
+export const noListeners: ReadonlyArray<ListenerRecord> = Object.freeze([])
+
+/** The terminal sizes of a box without any, shared by every such record. */
+export const noTerminalSizes: BoxRecord["terminalSizes"] = Object.freeze({})
+
 /** Boxes by id. */
 export class Boxes extends Context.Tag("boxkit/server/Boxes")<Boxes, {
   readonly get: (id: string) => Effect.Effect<Option.Option<BoxRecord>>
@@ -150,6 +165,11 @@ export class Boxes extends Context.Tag("boxkit/server/Boxes")<Boxes, {
   /** Applies `f` atomically; None when the box does not exist. */
   readonly update: (id: string, f: (record: BoxRecord) => BoxRecord) => Effect.Effect<Option.Option<BoxRecord>>
   readonly list: Effect.Effect<ReadonlyArray<BoxRecord>>
+  /**
+   * The boxes not terminated whose `max_lifetime_seconds` has elapsed at `nowMillis` (Unix ms). Only boxes with a
+   * lifetime are looked at, so the periodic lifetime check costs nothing for boxes without one.
+   */
+  readonly expired: (nowMillis: number) => Effect.Effect<ReadonlyArray<BoxRecord>>
 }>() {}
 
 /** Tcp addresses kept by an organization after unpublish, for reuse by its other boxes (spec: listener rule 3). */
@@ -238,6 +258,9 @@ export const identityMemory = Layer.sync(Identity, () => {
   const keys = new Map<string, ApiKeyRecord>()
   return {
     findKey: (key) => Effect.sync(() => Option.fromNullable(keys.get(Redacted.value(key)))),
+    findKeyNow: (key) => keys.get(Redacted.value(key)),
+    userNow: (id) => users.map.get(id),
+    organizationNow: (id) => organizations.map.get(id),
     organization: organizations.get,
     user: users.get,
     organizations: organizations.list,
@@ -308,10 +331,48 @@ export const egressPoliciesMemory = Layer.sync(EgressPolicies, () => {
   }
 })
 
-/** In-memory Boxes. */
+const deadlineOf = (record: BoxRecord): number | undefined =>
+  record.maxLifetimeSeconds !== null && record.status !== "terminated"
+    ? record.createdAtMillis + record.maxLifetimeSeconds * 1000
+    : undefined
+
+/** In-memory Boxes, with an index of the boxes that have a lifetime (id to deadline, Unix ms). */
 export const boxesMemory = Layer.sync(Boxes, () => {
   const store = mapStore<BoxRecord>()
-  return { get: store.get, insert: (record) => store.insert(record.id, record), update: store.update, list: store.list }
+  const deadlines = new Map<string, number>()
+  const index = (record: BoxRecord) => {
+    const deadline = deadlineOf(record)
+    if (deadline === undefined) deadlines.delete(record.id)
+    else deadlines.set(record.id, deadline)
+  }
+  return {
+    get: store.get,
+    insert: (record) =>
+      Effect.sync(() => {
+        store.map.set(record.id, record)
+        index(record)
+      }),
+    update: (id, f) =>
+      Effect.sync(() => {
+        const current = store.map.get(id)
+        if (current === undefined) return Option.none<BoxRecord>()
+        const next = f(current)
+        store.map.set(id, next)
+        if (next.status !== current.status || next.maxLifetimeSeconds !== current.maxLifetimeSeconds) index(next)
+        return Option.some(next)
+      }),
+    list: store.list,
+    expired: (nowMillis) =>
+      Effect.sync(() => {
+        const due: Array<BoxRecord> = []
+        for (const [id, deadline] of deadlines) {
+          if (nowMillis < deadline) continue
+          const record = store.map.get(id)
+          if (record !== undefined) due.push(record)
+        }
+        return due
+      })
+  }
 })
 
 /** In-memory TcpAddresses. */

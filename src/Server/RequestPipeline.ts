@@ -12,24 +12,31 @@
  *    with `Idempotent-Replayed: true`; 409 `conflict_error` for a reused key; 409 `server_error`
  *    `idempotent_request_in_flight`), then the handler.
  *
- * Source: spec "Authentication" 1, 4, 5; "Errors" rules 1-3; "Limits" (idempotency, new organization).
+ * Per request this is one flat chain of effects in the request's fiber (no generators, no context merges): the
+ * admission, length, credits and cap checks are plain functions over in-memory state; the caller is handed to the
+ * contract as a service (`run(principal, request)`), and the body is read once into the request object itself when it
+ * is the Node handler's {@link NodeRequest.LocalRequest}.
+ *
+ * Source: spec "Authentication" 1, 4, 5; "Errors" rules 1-3; "Limits" (idempotency, new organization); issue 6
+ * (per-request machinery).
  *
  * @since 0.1.0
  */
-import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Clock, Context, Deferred, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Context, Deferred, Duration, Effect, Exit, Layer, Option, Redacted, Stream } from "effect"
 import * as ApiError from "../ApiError.js"
 import { IdempotencyKeyHeader, IdempotentReplayedHeader } from "../Contract/Api.js"
 import { currentPrincipal, type PrincipalShape } from "../Contract/Principal.js"
 import * as ErrorResponse from "./ErrorResponse.js"
 import * as Idempotency from "./Idempotency.js"
 import { LocalServiceConfig } from "./LocalServiceConfig.js"
-import { Identity } from "./Repositories.js"
+import * as NodeRequest from "./NodeRequest.js"
+import { type ApiKeyRecord, Identity, type UserRecord } from "./Repositories.js"
 import * as Routes from "./Routes.js"
 
 /**
  * Admission state: draining, every `/v1` request in flight, and requests in flight per organization (for the
- * new-organization cap).
+ * new-organization cap). The `...Now` functions are the same steps run synchronously, for the request pipeline.
  */
 export class Admission extends Context.Tag("boxkit/server/Admission")<Admission, {
   /** From now on new requests answer 503 with Retry-After; requests in flight finish. */
@@ -52,6 +59,14 @@ export class Admission extends Context.Tag("boxkit/server/Admission")<Admission,
    */
   readonly enter: (orgId: string, limit: number) => Effect.Effect<boolean>
   readonly leave: (orgId: string) => Effect.Effect<void>
+  /** {@link begin}, run now. */
+  readonly beginNow: () => boolean
+  /** {@link end}, run now. */
+  readonly endNow: () => void
+  /** {@link enter}, run now. */
+  readonly enterNow: (orgId: string, limit: number) => boolean
+  /** {@link leave}, run now. */
+  readonly leaveNow: (orgId: string) => void
 }>() {}
 
 /** In-memory admission state. */
@@ -60,6 +75,29 @@ export const admissionLayer = Layer.sync(Admission, () => {
   let total = 0
   const perOrganization = new Map<string, number>()
   let idle: Array<Deferred.Deferred<void>> = []
+  const beginNow = () => {
+    if (draining) return false
+    total++
+    return true
+  }
+  const endNow = () => {
+    total--
+    if (total > 0 || idle.length === 0) return
+    const waiting = idle
+    idle = []
+    for (const deferred of waiting) Deferred.unsafeDone(deferred, Exit.void)
+  }
+  const enterNow = (orgId: string, limit: number) => {
+    const current = perOrganization.get(orgId) ?? 0
+    if (current >= limit) return false
+    perOrganization.set(orgId, current + 1)
+    return true
+  }
+  const leaveNow = (orgId: string) => {
+    const current = perOrganization.get(orgId) ?? 1
+    if (current <= 1) perOrganization.delete(orgId)
+    else perOrganization.set(orgId, current - 1)
+  }
   return {
     startDraining: Effect.sync(() => {
       draining = true
@@ -72,31 +110,14 @@ export const admissionLayer = Layer.sync(Admission, () => {
         idle.push(deferred)
         return Deferred.await(deferred)
       })),
-    begin: Effect.sync(() => {
-      if (draining) return false
-      total++
-      return true
-    }),
-    end: Effect.suspend(() => {
-      total--
-      if (total > 0) return Effect.void
-      const waiting = idle
-      idle = []
-      return Effect.forEach(waiting, (deferred) => Deferred.succeed(deferred, undefined), { discard: true })
-    }),
-    enter: (orgId, limit) =>
-      Effect.sync(() => {
-        const current = perOrganization.get(orgId) ?? 0
-        if (current >= limit) return false
-        perOrganization.set(orgId, current + 1)
-        return true
-      }),
-    leave: (orgId) =>
-      Effect.sync(() => {
-        const current = perOrganization.get(orgId) ?? 1
-        if (current <= 1) perOrganization.delete(orgId)
-        else perOrganization.set(orgId, current - 1)
-      })
+    begin: Effect.sync(beginNow),
+    end: Effect.sync(endNow),
+    enter: (orgId, limit) => Effect.sync(() => enterNow(orgId, limit)),
+    leave: (orgId) => Effect.sync(() => leaveNow(orgId)),
+    beginNow,
+    endNow,
+    enterNow,
+    leaveNow
   }
 })
 
@@ -107,242 +128,478 @@ export const admissionLayer = Layer.sync(Admission, () => {
  */
 export const routerConfig = { maxParamLength: 4096 } as const
 
-/** A request whose body has been read: the same request, with `arrayBuffer`, `text` and `json` answered from `bytes`. */
+/**
+ * A request whose body has been read, for requests that are not a {@link NodeRequest.LocalRequest} (those take the
+ * body in place): the same request, with `arrayBuffer`, `text` and `json` answered from `bytes`.
+ */
 const withBody = (
   request: HttpServerRequest.HttpServerRequest,
   bytes: Uint8Array
 ): HttpServerRequest.HttpServerRequest => {
   let text: string | undefined
-  const readText = () => (text ??= new TextDecoder().decode(bytes))
+  const readText = () => (text ??= NodeRequest.bodyText(bytes))
   return Object.create(request, {
     arrayBuffer: { get: () => Effect.succeed(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) },
     stream: { get: () => Stream.succeed(bytes) },
     text: { get: () => Effect.sync(readText) },
-    json: {
-      get: () =>
-        Effect.suspend(() => {
-          const body = readText()
-          if (body === "") return Effect.succeed(null)
-          try {
-            return Effect.succeed(JSON.parse(body) as unknown)
-          } catch (error) {
-            return Effect.die(new ErrorResponse.MalformedJsonBody({ reason: (error as Error).message }))
-          }
-        })
-    }
+    json: { get: () => Effect.suspend(() => NodeRequest.parseJsonBody(readText())) }
   })
 }
 
-const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
-  request.headers["content-length"] !== undefined ? request.headers["content-length"] !== "0" :
-  request.headers["transfer-encoding"] !== undefined
+const emptyBody = new Uint8Array(0)
+
+const hasBody = NodeRequest.hasBody
 
 /**
- * Reads the whole body, at most `maxBytes`: None when it is larger. A body with `Content-Length` (already checked
- * against the limit; the HTTP parser enforces the length) is read at once; a chunked body is counted as it arrives
- * and, once over the limit, read to its end and discarded, so the client still gets an answer instead of a dropped
- * connection.
+ * Reads the whole body of a request that is not a {@link NodeRequest.LocalRequest}, at most `maxBytes` (see
+ * {@link NodeRequest.readNodeBody} for the rules).
  */
-const readBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
-  Effect.gen(function*() {
-    if (request.headers["content-length"] !== undefined) {
-      return Option.some(new Uint8Array(yield* request.arrayBuffer))
-    }
-    const state = { size: 0, chunks: [] as Array<Uint8Array> }
-    yield* Stream.runForEach(request.stream, (chunk) =>
-      Effect.sync(() => {
-        state.size += chunk.byteLength
-        if (state.size <= maxBytes) state.chunks.push(chunk)
-        else state.chunks = []
-      }))
-    if (state.size > maxBytes) return Option.none()
-    const body = new Uint8Array(state.size)
-    let offset = 0
-    for (const chunk of state.chunks) {
-      body.set(chunk, offset)
-      offset += chunk.byteLength
-    }
-    return Option.some(body)
-  })
+const readGenericBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  maxBytes: number
+): Effect.Effect<NodeRequest.BodyRead> => {
+  const read = request.headers["content-length"] !== undefined
+    ? Effect.map(request.arrayBuffer, (buffer): NodeRequest.BodyRead => ({ _tag: "Read", bytes: new Uint8Array(buffer) }))
+    : Effect.suspend(() => {
+      const state = { size: 0, chunks: [] as Array<Uint8Array> }
+      return Effect.map(
+        Stream.runForEach(request.stream, (chunk) =>
+          Effect.sync(() => {
+            state.size += chunk.byteLength
+            if (state.size <= maxBytes) state.chunks.push(chunk)
+            else state.chunks = []
+          })),
+        (): NodeRequest.BodyRead => {
+          if (state.size > maxBytes) return { _tag: "TooLarge" }
+          const bytes = new Uint8Array(state.size)
+          let offset = 0
+          for (const chunk of state.chunks) {
+            bytes.set(chunk, offset)
+            offset += chunk.byteLength
+          }
+          return { _tag: "Read", bytes }
+        }
+      )
+    })
+  return Effect.catchAll(read, (error): Effect.Effect<NodeRequest.BodyRead> =>
+    Effect.succeed({ _tag: "Failed", message: error.message }))
+}
 
 const tooLarge = (size: string, maxBytes: number) =>
   ErrorResponse.fromApiError(ApiError.make.invalidRequest(
     `Request body too large: ${size}; the maximum is ${maxBytes} bytes.`
   ))
 
-/** Reads `Authorization: Bearer <key>`; anything else (missing, another scheme, empty key) is None. */
-export const bearerKey = (header: string | undefined): Option.Option<Redacted.Redacted<string>> => {
-  if (header === undefined) return Option.none()
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)
-  return match === null ? Option.none() : Option.some(Redacted.make(match[1]))
+const bearerPattern = /^Bearer[ \t]+(\S+)[ \t]*$/i
+
+/** The key of `Authorization: Bearer <key>`; undefined for anything else (missing, another scheme, empty key). */
+const bearerValue = (header: string | undefined): string | undefined => {
+  if (header === undefined) return undefined
+  const match = bearerPattern.exec(header)
+  return match === null ? undefined : match[1]
 }
 
+/** Reads `Authorization: Bearer <key>`; anything else (missing, another scheme, empty key) is None. */
+export const bearerKey = (header: string | undefined): Option.Option<Redacted.Redacted<string>> => {
+  const value = bearerValue(header)
+  return value === undefined ? Option.none() : Option.some(Redacted.make(value))
+}
+
+const missingKey = () => ApiError.make.authentication("Missing API key: send Authorization: Bearer <API_KEY>.")
+const invalidKey = () => ApiError.make.authentication("Invalid API key.")
+
+/** The caller behind an API key record and its user (if any). */
+const principalOf = (record: ApiKeyRecord, user: UserRecord | undefined): PrincipalShape => ({
+  keyId: record.keyId,
+  orgId: record.orgId,
+  userId: record.userId,
+  organizationOfUser: record.orgId ?? user?.orgId ?? null,
+  admin: user !== undefined && user.admin && (record.orgId === null || user.orgId === record.orgId)
+})
+
+/** The caller of a request, or undefined for a key that is not known. */
+const lookUp = (
+  identity: Context.Tag.Service<Identity>,
+  key: Redacted.Redacted<string>
+): Effect.Effect<PrincipalShape | undefined> =>
+  Effect.flatMap(identity.findKey(key), (record) => {
+    if (Option.isNone(record)) return Effect.succeed(undefined)
+    const userId = record.value.userId
+    if (userId === null) return Effect.succeed(principalOf(record.value, undefined))
+    return Effect.map(identity.user(userId), (user) => principalOf(record.value, Option.getOrUndefined(user)))
+  })
+
 /** The caller of a request, or the 401 of the spec (code `invalid_api_key`). */
-export const authenticate = (header: string | undefined) =>
-  Effect.gen(function*() {
-    const identity = yield* Identity
+export const authenticate = (
+  header: string | undefined
+): Effect.Effect<PrincipalShape, ApiError.AuthenticationError, Identity> =>
+  Effect.flatMap(Identity, (identity) => {
     const key = bearerKey(header)
-    if (Option.isNone(key)) return yield* Effect.fail(ApiError.make.authentication("Missing API key: send Authorization: Bearer <API_KEY>."))
-    const record = yield* identity.findKey(key.value)
-    if (Option.isNone(record)) return yield* Effect.fail(ApiError.make.authentication("Invalid API key."))
-    const user = record.value.userId === null ? Option.none() : yield* identity.user(record.value.userId)
-    const principal: PrincipalShape = {
-      keyId: record.value.keyId,
-      orgId: record.value.orgId,
-      userId: record.value.userId,
-      organizationOfUser: record.value.orgId ?? Option.getOrNull(Option.map(user, (u) => u.orgId)),
-      admin: Option.match(user, {
-        onNone: () => false,
-        onSome: (u) => u.admin && (record.value.orgId === null || u.orgId === record.value.orgId)
-      })
-    }
-    return principal
+    if (Option.isNone(key)) return Effect.fail(missingKey())
+    return Effect.flatMap(
+      lookUp(identity, key.value),
+      (principal) => principal === undefined ? Effect.fail(invalidKey()) : Effect.succeed(principal)
+    )
   })
 
 /**
- * Wraps the contract's `HttpApp` with the rules that apply to every `/v1` request. Failures of the pipeline itself
- * are answered with the error envelope.
+ * Runs the contract for an admitted request: `principal` is the caller, `request` the request with its body read
+ * (the same object when it could take the body in place).
  */
-export const make = Effect.gen(function*() {
+export type Run<E, R> = (
+  principal: PrincipalShape,
+  request: HttpServerRequest.HttpServerRequest
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+
+/**
+ * The request pipeline as a function of one request: every rule above, then `run`. Failures of the pipeline itself
+ * are answered with the error envelope; failures of `run` pass through (the caller maps them to the envelope
+ * before, so that idempotency remembers 4xx answers).
+ */
+export type Handle = <E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  run: Run<E, R>
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+
+/** What a request took that it must give back when it ends: its in-flight count and its organization's slot. */
+class Admittance {
+  admitted = false
+  begun = false
+  organization: string | null = null
+  principal: PrincipalShape | undefined = undefined
+}
+
+/** The parts of a pipeline a {@link Started} request uses. */
+interface StartedRules {
+  readonly admit: (request: HttpServerRequest.HttpServerRequest, admittance: Admittance) => HttpServerResponse.HttpServerResponse | undefined
+  readonly finish: (admittance: Admittance) => void
+  readonly maxBodyBytes: number
+  readonly tooLarge: () => HttpServerResponse.HttpServerResponse
+  readonly unreadable: (message: string) => HttpServerResponse.HttpServerResponse
+}
+
+/**
+ * A request started with {@link Pipeline.start} (a class, so that no closure is made per request). Either run
+ * {@link Started.effect} from the start, or first {@link Started.admit} it and {@link Started.readBody} (outside any
+ * fiber), then run the effect for the rest; in both cases call {@link Started.done} once when it has ended.
+ */
+export class Started<E, R> {
+  constructor(
+    /** Steps 1-7 (1-2 and the body read when done already), then the contract. */
+    readonly effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+    private readonly request: HttpServerRequest.HttpServerRequest,
+    private readonly admittance: Admittance,
+    private readonly rules: StartedRules
+  ) {}
+
+  /**
+   * Steps 1-5 (draining and the in-flight count, declared length, authentication, credits, the new-organization
+   * cap), now: the refusal to answer, if any.
+   */
+  admit(): HttpServerResponse.HttpServerResponse | undefined {
+    return this.rules.admit(this.request, this.admittance)
+  }
+
+  /**
+   * Reads the body of a {@link NodeRequest.LocalRequest} into it (at most `maxBodyBytes`; see
+   * {@link NodeRequest.readNodeBody}), then calls `then` with the refusal to answer (too large, unreadable) or
+   * undefined to go on. Any other request, or one without a body, goes on at once.
+   */
+  readBody(then: (refusal: HttpServerResponse.HttpServerResponse | undefined) => void): void {
+    const request = this.request
+    if (!(request instanceof NodeRequest.LocalRequest) || !hasBody(request.headers)) return then(undefined)
+    const rules = this.rules
+    NodeRequest.readNodeBodyThen(request.source, rules.maxBodyBytes, (read) => {
+      switch (read._tag) {
+        case "Read":
+          request.setBody(read.bytes)
+          return then(undefined)
+        case "TooLarge":
+          return then(rules.tooLarge())
+        case "Failed":
+          return then(rules.unreadable(read.message))
+      }
+    })
+  }
+
+  /** Counts the request out (once; nothing when it was never counted in). */
+  done(): void {
+    this.rules.finish(this.admittance)
+  }
+}
+
+/** The request pipeline, two ways to run it. */
+export interface Pipeline {
+  /** Runs the rules for `request`, then `run`; counts the request in and out of the in-flight figures. */
+  readonly handle: Handle
+  /**
+   * The same, for a caller that runs each request in a fiber of its own: `effect` counts the request in; `done()`
+   * (to call once, as a method, when the request's fiber has ended, whatever its outcome) counts it out.
+   */
+  readonly start: <E, R>(request: HttpServerRequest.HttpServerRequest, run: Run<E, R>) => Started<E, R>
+}
+
+/** Builds the request pipeline over the services in context. */
+export const makePipeline: Effect.Effect<
+  Pipeline,
+  never,
+  LocalServiceConfig | Identity | Admission | Idempotency.IdempotencyStore
+> = Effect.gen(function*() {
   const config = yield* LocalServiceConfig
+  const clock = yield* Effect.clock
   const identity = yield* Identity
   const admission = yield* Admission
   const store = yield* Idempotency.IdempotencyStore
-  const context = yield* Effect.context<Identity>()
   const newOrgWindowMillis = Duration.toMillis(config.newOrgWindow)
+  const maxBodyBytes = config.maxBodyBytes
+  // The redacted form of each key that was found once, so a request with a known key makes no new `Redacted` (each
+  // one is registered in a global weak map). Only keys the identity store knows get here: at most one per API key.
+  const knownKeys = new Map<string, Redacted.Redacted<string>>()
+
+  const draining = () =>
+    ErrorResponse.fromApiError(
+      ApiError.make.unavailable("The service is shutting down. Retry after the Retry-After delay.", config.retryAfter)
+    )
 
   const runIdempotent = <E, R>(
-    inner: HttpApp.Default<E, R>,
+    inner: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
     request: HttpServerRequest.HttpServerRequest,
     principal: PrincipalShape,
     key: string,
     body: Uint8Array
-  ) =>
-    Effect.gen(function*() {
-      if (Idempotency.headerBytes(key) > Idempotency.maxKeyBytes) {
-        return ErrorResponse.fromApiError(
-          ApiError.make.invalidRequest(
-            `Idempotency-Key must be at most ${Idempotency.maxKeyBytes} bytes (UTF-8).`,
-            "Idempotency-Key"
-          )
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
+    if (Idempotency.headerBytes(key) > Idempotency.maxKeyBytes) {
+      return Effect.succeed(ErrorResponse.fromApiError(
+        ApiError.make.invalidRequest(
+          `Idempotency-Key must be at most ${Idempotency.maxKeyBytes} bytes (UTF-8).`,
+          "Idempotency-Key"
         )
-      }
-      const claimed = yield* Effect.either(store.claim(
-        principal.keyId,
-        key,
-        Idempotency.fingerprint(request.method, request.url, body)
       ))
-      if (claimed._tag === "Left") {
-        yield* Effect.logError("the idempotency store failed", claimed.left.reason)
-        return ErrorResponse.fromApiError(ApiError.make.server("The idempotency store failed; retry with the same key."))
-      }
-      const claim = claimed.right
-      switch (claim._tag) {
-        case "Mismatch":
-          return ErrorResponse.fromApiError(ApiError.make.conflict(
-            "This Idempotency-Key was used for a different request (method, path or body differ). Use a new key for new work.",
-            null,
-            "Idempotency-Key"
-          ))
-        case "InFlight":
-          return ErrorResponse.fromApiError(ApiError.make.idempotentRequestInFlight())
-        case "Replay":
-          return HttpServerResponse.uint8Array(claim.answer.body, {
-            status: claim.answer.status,
-            headers: { ...claim.answer.headers, [IdempotentReplayedHeader]: "true" }
-          })
-        case "Started": {
-          const response = yield* inner.pipe(Effect.onExit((exit) => exit._tag === "Failure" ? claim.release : Effect.void))
-          if (response.status >= 500 || response.body._tag !== "Uint8Array") {
-            // A server error leaves the key unsettled; a streamed answer cannot be replayed (docs/ASSUMPTIONS.md).
-            yield* claim.release
-            return response
-          }
-          const headers: Record<string, string> = {}
-          const contentType = response.body.contentType
-          if (contentType) headers["content-type"] = contentType
-          if (response.headers["retry-after"] !== undefined) headers["retry-after"] = response.headers["retry-after"]
-          // A failure to record the answer leaves the key unsettled: the answer goes out, a retry runs again.
-          yield* claim.settle({ status: response.status, headers, body: response.body.body }).pipe(
-            Effect.catchAllCause((cause) =>
-              Effect.zipRight(
-                Effect.logWarning("could not record an idempotent answer; the key stays unsettled", Cause.squash(cause)),
-                claim.release
-              )
+    }
+    const claim = store.claim(principal.keyId, key, Idempotency.fingerprint(request.method, request.url, body))
+    return Effect.flatMap(
+      Effect.either(claim),
+      (claimed) => claimed._tag === "Left" ? storeFailed(claimed.left) : answerClaim(claimed.right, inner)
+    )
+  }
+
+  function storeFailed(error: Idempotency.IdempotencyStoreError) {
+    return Effect.as(
+      Effect.logError("the idempotency store failed", error.reason),
+      ErrorResponse.fromApiError(ApiError.make.server("The idempotency store failed; retry with the same key."))
+    )
+  }
+
+  function answerClaim<E, R>(
+    claim: Idempotency.Claim,
+    inner: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> {
+    switch (claim._tag) {
+      case "Mismatch":
+        return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.conflict(
+          "This Idempotency-Key was used for a different request (method, path or body differ). Use a new key for new work.",
+          null,
+          "Idempotency-Key"
+        )))
+      case "InFlight":
+        return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.idempotentRequestInFlight()))
+      case "Replay":
+        return Effect.succeed(HttpServerResponse.uint8Array(claim.answer.body, {
+          status: claim.answer.status,
+          headers: { ...claim.answer.headers, [IdempotentReplayedHeader]: "true" }
+        }))
+      case "Started":
+        return Effect.flatMap(
+          Effect.onExit(inner, (exit) => exit._tag === "Failure" ? claim.release : Effect.void),
+          (response) => {
+            if (response.status >= 500 || response.body._tag !== "Uint8Array") {
+              // A server error leaves the key unsettled; a streamed answer cannot be replayed (docs/ASSUMPTIONS.md).
+              return Effect.as(claim.release, response)
+            }
+            const headers: Record<string, string> = {}
+            const contentType = response.body.contentType
+            if (contentType) headers["content-type"] = contentType
+            if (response.headers["retry-after"] !== undefined) headers["retry-after"] = response.headers["retry-after"]
+            // A failure to record the answer leaves the key unsettled: the answer goes out, a retry runs again.
+            return Effect.as(
+              Effect.catchAllCause(
+                claim.settle({ status: response.status, headers, body: response.body.body }),
+                (cause) =>
+                  Effect.zipRight(
+                    Effect.logWarning("could not record an idempotent answer; the key stays unsettled", Cause.squash(cause)),
+                    claim.release
+                  )
+              ),
+              response
             )
-          )
-          return response
-        }
-      }
-    })
-
-  const pipeline = <E, R>(
-    inner: HttpApp.Default<E, R>
-  ): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      if (!(yield* admission.begin)) {
-        return ErrorResponse.fromApiError(
-          ApiError.make.unavailable("The service is shutting down. Retry after the Retry-After delay.", config.retryAfter)
-        )
-      }
-      return yield* Effect.ensuring(admitted(inner, request), admission.end)
-    })
-
-  /** The rest of the pipeline, for a request counted in flight. */
-  const admitted = <E, R>(inner: HttpApp.Default<E, R>, request: HttpServerRequest.HttpServerRequest) =>
-    Effect.gen(function*() {
-      const declaredLength = request.headers["content-length"]
-      if (declaredLength !== undefined && Number(declaredLength) > config.maxBodyBytes) {
-        return tooLarge(`${declaredLength} bytes`, config.maxBodyBytes)
-      }
-      const authenticated = yield* Effect.either(Effect.provide(authenticate(request.headers.authorization), context))
-      if (authenticated._tag === "Left") return ErrorResponse.fromApiError(authenticated.left)
-      const principal = authenticated.right
-      const orgId = principal.organizationOfUser
-      const organization = orgId === null ? Option.none() : yield* identity.organization(orgId)
-      if (Option.isSome(organization) && !organization.value.credits) {
-        return ErrorResponse.fromApiError(ApiError.make.billing(config.billingUrl))
-      }
-      const now = yield* Clock.currentTimeMillis
-      const isNew = Option.isSome(organization) && now - organization.value.createdAtMillis < newOrgWindowMillis
-      const limit = isNew ? config.newOrgInFlightCap : Number.POSITIVE_INFINITY
-      const entered = orgId === null ? true : yield* admission.enter(orgId, limit)
-      if (!entered) return ErrorResponse.fromApiError(ApiError.make.rateLimited(config.retryAfter))
-      const run = Effect.gen(function*() {
-        if ((request.headers["content-type"] ?? "").toLowerCase().includes("multipart/")) {
-          // No operation takes multipart bodies, and a buffered body cannot be handed on as one.
-          return ErrorResponse.fromApiError(ApiError.make.invalidRequest(
-            "Content-Type multipart/* is not accepted: bodies are JSON (clipboard: text/plain or image/*).",
-            "Content-Type"
-          ))
-        }
-        let body = new Uint8Array(0)
-        if (hasBody(request)) {
-          const read = yield* Effect.either(readBody(request, config.maxBodyBytes))
-          if (read._tag === "Left") {
-            return ErrorResponse.fromApiError(ApiError.make.invalidRequest(
-              `Request body could not be read: ${read.left.message}`
-            ))
           }
-          if (Option.isNone(read.right)) return tooLarge(`more than ${config.maxBodyBytes} bytes`, config.maxBodyBytes)
-          body = read.right.value
-        }
-        const forwarded = withBody(request, body)
-        const handled = Effect.locally(
-          Effect.provideService(inner, HttpServerRequest.HttpServerRequest, forwarded),
+        )
+    }
+  }
+
+  /** Step 7: the body is read; idempotency, then the contract. */
+  function forward<E, R>(
+    request: HttpServerRequest.HttpServerRequest,
+    headers: HttpServerRequest.HttpServerRequest["headers"],
+    principal: PrincipalShape,
+    run: Run<E, R>,
+    body: Uint8Array
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> {
+    let forwarded = request
+    if (request instanceof NodeRequest.LocalRequest) request.setBody(body)
+    else forwarded = withBody(request, body)
+    const handled = run(principal, forwarded)
+    const key = headers[IdempotencyKeyHeader]
+    if (key !== undefined && key.trim() !== "") {
+      const queryAt = request.url.indexOf("?")
+      const route = Routes.match(request.method, queryAt < 0 ? request.url : request.url.slice(0, queryAt))
+      if (route?.idempotent === true) return runIdempotent(handled, forwarded, principal, key, body)
+    }
+    return handled
+  }
+
+  /** Steps 5-7, for an authenticated caller whose organization (if any) passed the credits check. */
+  function admitted<E, R>(
+    request: HttpServerRequest.HttpServerRequest,
+    headers: HttpServerRequest.HttpServerRequest["headers"],
+    principal: PrincipalShape,
+    run: Run<E, R>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> {
+    if ((headers["content-type"] ?? "").toLowerCase().includes("multipart/")) {
+      // No operation takes multipart bodies, and a buffered body cannot be handed on as one.
+      return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.invalidRequest(
+        "Content-Type multipart/* is not accepted: bodies are JSON (clipboard: text/plain or image/*).",
+        "Content-Type"
+      )))
+    }
+    if (request instanceof NodeRequest.LocalRequest && request.bodyBytes !== undefined) {
+      return forward(request, headers, principal, run, request.bodyBytes)
+    }
+    if (!hasBody(headers)) return forward(request, headers, principal, run, emptyBody)
+    const read = request instanceof NodeRequest.LocalRequest
+      ? NodeRequest.readNodeBody(request.source, maxBodyBytes)
+      : readGenericBody(request, maxBodyBytes)
+    return Effect.flatMap(read, (result) => {
+      switch (result._tag) {
+        case "Read":
+          return forward(request, headers, principal, run, result.bytes)
+        case "TooLarge":
+          return Effect.succeed(tooLarge(`more than ${maxBodyBytes} bytes`, maxBodyBytes))
+        case "Failed":
+          return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.invalidRequest(
+            `Request body could not be read: ${result.message}`
+          )))
+      }
+    })
+  }
+
+  /**
+   * Steps 1-5, now (they only read in-memory state): the refusal to answer, if any. Otherwise the caller is in
+   * `admittance.principal`, and the request is counted in flight (and in its organization's cap).
+   */
+  function admit(request: HttpServerRequest.HttpServerRequest, admittance: Admittance) {
+    admittance.admitted = true
+    // 1. draining (atomic with the in-flight count)
+    if (!admission.beginNow()) return draining()
+    admittance.begun = true
+    const headers = request.headers
+    // 2. declared length
+    const declaredLength = headers["content-length"]
+    if (declaredLength !== undefined && Number(declaredLength) > maxBodyBytes) {
+      return tooLarge(`${declaredLength} bytes`, maxBodyBytes)
+    }
+    // 3. authentication
+    const value = bearerValue(headers.authorization)
+    if (value === undefined) return ErrorResponse.fromApiError(missingKey())
+    const known = knownKeys.get(value)
+    const key = known ?? Redacted.make(value)
+    const record = identity.findKeyNow(key)
+    if (record === undefined) return ErrorResponse.fromApiError(invalidKey())
+    if (known === undefined) knownKeys.set(value, key)
+    const principal = principalOf(record, record.userId === null ? undefined : identity.userNow(record.userId))
+    admittance.principal = principal
+    const orgId = principal.organizationOfUser
+    if (orgId === null) return undefined
+    const organization = identity.organizationNow(orgId)
+    if (organization === undefined) return undefined
+    // 4. credits
+    if (!organization.credits) return ErrorResponse.fromApiError(ApiError.make.billing(config.billingUrl))
+    // 5. the new-organization cap
+    const isNew = clock.unsafeCurrentTimeMillis() - organization.createdAtMillis < newOrgWindowMillis
+    if (!admission.enterNow(orgId, isNew ? config.newOrgInFlightCap : Number.POSITIVE_INFINITY)) {
+      return ErrorResponse.fromApiError(ApiError.make.rateLimited(config.retryAfter))
+    }
+    admittance.organization = orgId
+    return undefined
+  }
+
+  /** Steps 1-7 for one request (1-5 unless admitted already); `admittance` records what to count out at the end. */
+  function steps<E, R>(
+    request: HttpServerRequest.HttpServerRequest,
+    run: Run<E, R>,
+    admittance: Admittance
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> {
+    if (!admittance.admitted) {
+      const refused = admit(request, admittance)
+      if (refused !== undefined) return Effect.succeed(refused)
+    }
+    if (admittance.principal === undefined) return Effect.die(new Error("RequestPipeline: a refused request was run"))
+    return admitted(request, request.headers, admittance.principal, run)
+  }
+
+  /** What {@link Started} needs of this pipeline. */
+  const rules: StartedRules = {
+    admit,
+    finish: (admittance) => finish(admittance),
+    maxBodyBytes,
+    tooLarge: () => tooLarge(`more than ${maxBodyBytes} bytes`, maxBodyBytes),
+    unreadable: (message) =>
+      ErrorResponse.fromApiError(ApiError.make.invalidRequest(`Request body could not be read: ${message}`))
+  }
+
+  function finish(admittance: Admittance) {
+    if (!admittance.begun) return
+    admittance.begun = false
+    if (admittance.organization !== null) admission.leaveNow(admittance.organization)
+    admittance.organization = null
+    admission.endNow()
+  }
+
+  return {
+    handle: <E, R>(request: HttpServerRequest.HttpServerRequest, run: Run<E, R>) =>
+      Effect.suspend(() => {
+        const admittance = new Admittance()
+        const effect = steps(request, run, admittance)
+        return admittance.begun ? Effect.onExit(effect, () => Effect.sync(() => finish(admittance))) : effect
+      }),
+    start: <E, R>(request: HttpServerRequest.HttpServerRequest, run: Run<E, R>) => {
+      const admittance = new Admittance()
+      return new Started(Effect.suspend(() => steps(request, run, admittance)), request, admittance, rules)
+    }
+  }
+})
+
+/** Builds the request pipeline ({@link Handle}) over the services in context. */
+export const makeHandle: Effect.Effect<
+  Handle,
+  never,
+  LocalServiceConfig | Identity | Admission | Idempotency.IdempotencyStore
+> = Effect.map(makePipeline, (pipeline) => pipeline.handle)
+
+/**
+ * Wraps an `HttpApp` with the rules that apply to every `/v1` request ({@link makeHandle}); the caller is handed to
+ * the app through `currentPrincipal` (read by the contract's `Authorization` middleware). Failures of the pipeline
+ * itself are answered with the error envelope.
+ */
+export const make = Effect.map(
+  makeHandle,
+  (handle) =>
+  <E, R>(inner: HttpApp.Default<E, R>): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      handle(request, (principal, forwarded) =>
+        Effect.locally(
+          forwarded === request ? inner : Effect.provideService(inner, HttpServerRequest.HttpServerRequest, forwarded),
           currentPrincipal,
           principal
-        )
-        const route = Routes.match(request.method, request.url.split("?")[0])
-        const key = request.headers[IdempotencyKeyHeader]
-        if (route?.idempotent === true && key !== undefined && key.trim() !== "") {
-          return yield* runIdempotent(handled, forwarded, principal, key, body)
-        }
-        return yield* handled
-      })
-      return yield* (orgId === null ? run : Effect.ensuring(run, admission.leave(orgId)))
-    })
-
-  return pipeline
-})
+        )))
+)

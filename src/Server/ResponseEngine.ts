@@ -13,14 +13,16 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Queue, Redacted, Schema, Stream } from "effect"
 import { encode } from "gpt-tokenizer"
 import * as ApiError from "../ApiError.js"
 import type { PrincipalShape } from "../Contract/Principal.js"
 import * as ModelResponse from "../Domain/ModelResponse.js"
 import {
   decodeKnown,
+  type GenerateRequest,
   LanguageModel,
+  type LanguageModelError,
   type ModelChunk,
   type PromptMessage,
   type PromptPart,
@@ -212,7 +214,8 @@ export const terminalEventTypes = ["response.completed", "response.incomplete", 
 
 const hex32 = () => crypto.randomUUID().replace(/-/g, "")
 
-const encodeResponse = Schema.encodeSync(ModelResponse.ModelResponse)
+/** The JSON form of a Model response object (`ModelResponse.toJson`: the schema's encoding, without its cost). */
+const encodeResponse = ModelResponse.toJson
 
 /** How a response was asked for: answered on the request (`foreground`, `stream`) or later (`background`). */
 type Mode = "foreground" | "stream" | "background"
@@ -260,8 +263,8 @@ export const layerWith = (options: EngineOptions = {}) =>
       const model = yield* LanguageModel
       const responses = yield* Responses
       const webhooks = yield* WebhookDelivery
-      const scope = yield* Effect.scope
-      const backgroundPermits = yield* Effect.makeSemaphore(options.backgroundConcurrency ?? 32)
+      /** Background requests waiting for a worker, in the order they were accepted. */
+      const jobs = yield* Queue.unbounded<BackgroundJob>()
       const retentionMillis = Duration.toMillis(config.responseRetention)
       const promptCache = new PromptCache()
       let lastSweepMillis = 0
@@ -309,7 +312,7 @@ export const layerWith = (options: EngineOptions = {}) =>
           tools: request.tools ?? [],
           truncation: request.truncation ?? "disabled",
           user: request.user ?? null
-        })
+        }, true)
       }
 
       /** Usage of a finished response: input counted with the tokenizer (or the pre-tokenized prompt's length). */
@@ -352,174 +355,193 @@ export const layerWith = (options: EngineOptions = {}) =>
         })
 
       /**
-       * The event stream of one response from `base` (status in_progress) to its terminal event. The final object is
-       * stored (and its webhook handed over) before the terminal event is emitted. Interrupted before the end (the
-       * client went away, or the service stops), the response is stored `cancelled`.
+       * The state of one response being generated from `base` (status in_progress): the model's chunks applied within
+       * the `max_output_tokens` budget, the output items, and the Responses events they make (`emit` false: the
+       * events are not kept, for requests answered with the final object only). Both ways of running a response
+       * ({@link runStream}, {@link runDirect}) go through it, so a streamed and a non-streamed response end in the same
+       * final object.
        */
-      const run = (orgId: string, mode: Mode, prepared: Prepared, base: ModelResponse.ModelResponse) =>
-        Stream.suspend(() => {
-          let sequence = 0
-          const event = (type: string, fields: Record<string, unknown>): StreamEvent => ({
-            type,
-            sequence_number: sequence++,
-            ...fields
-          })
-          const limit = prepared.request.max_output_tokens ?? Number.POSITIVE_INFINITY
-          const suffix = base.id.slice("resp_".length)
-          let used = 0
-          let reasoningTokens = 0
-          let truncated = false
-          let stopped = false
-          let finished = false
-          const items: Array<unknown> = []
-          let reasoning: { index: number; id: string; text: string; done: boolean } | null = null
-          let message: { index: number; id: string; text: string } | null = null
+      const session = (orgId: string, mode: Mode, prepared: Prepared, base: ModelResponse.ModelResponse) => {
+        let sequence = 0
+        const event = (type: string, fields: Record<string, unknown>): StreamEvent => ({
+          type,
+          sequence_number: sequence++,
+          ...fields
+        })
+        const limit = prepared.request.max_output_tokens ?? Number.POSITIVE_INFINITY
+        const suffix = base.id.slice("resp_".length)
+        let used = 0
+        let reasoningTokens = 0
+        let truncated = false
+        let stopped = false
+        let finished = false
+        const items: Array<unknown> = []
+        let reasoning: { index: number; id: string; text: string; done: boolean } | null = null
+        let message: { index: number; id: string; text: string } | null = null
 
-          const reasoningItem = (text: string | null) => ({
-            type: "reasoning",
-            id: reasoning!.id,
-            summary: [],
-            content: text === null ? [] : [{ type: "reasoning_text", text }]
-          })
-          const messageItem = (status: string, text: string | null) => ({
-            type: "message",
-            id: message!.id,
-            status,
-            role: "assistant",
-            content: text === null ? [] : [{ type: "output_text", text, annotations: [], logprobs: [] }]
-          })
-          const openReasoning = (): Array<StreamEvent> => {
-            reasoning = { index: items.length, id: `rs_${suffix}`, text: "", done: false }
-            items.push(null)
-            return [
-              event("response.output_item.added", { output_index: reasoning.index, item: reasoningItem(null) }),
-              event("response.content_part.added", {
-                item_id: reasoning.id,
-                output_index: reasoning.index,
-                content_index: 0,
-                part: { type: "reasoning_text", text: "" }
-              })
-            ]
-          }
-          const closeReasoning = (): Array<StreamEvent> => {
-            if (reasoning === null || reasoning.done) return []
-            reasoning.done = true
-            const { id, index, text } = reasoning
-            items[index] = reasoningItem(text)
-            return [
-              event("response.reasoning_text.done", { item_id: id, output_index: index, content_index: 0, text }),
-              event("response.content_part.done", {
-                item_id: id,
-                output_index: index,
-                content_index: 0,
-                part: { type: "reasoning_text", text }
-              }),
-              event("response.output_item.done", { output_index: index, item: items[index] })
-            ]
-          }
-          const openMessage = (): Array<StreamEvent> => {
-            message = { index: items.length, id: `msg_${suffix}`, text: "" }
-            items.push(null)
-            return [
-              event("response.output_item.added", { output_index: message.index, item: messageItem("in_progress", null) }),
-              event("response.content_part.added", {
-                item_id: message.id,
-                output_index: message.index,
-                content_index: 0,
-                part: { type: "output_text", text: "", annotations: [], logprobs: [] }
-              })
-            ]
-          }
-          const closeMessage = (status: string): Array<StreamEvent> => {
-            if (message === null) return []
-            const { id, index, text } = message
-            items[index] = messageItem(status, text)
-            return [
-              event("response.output_text.done", { item_id: id, output_index: index, content_index: 0, text, logprobs: [] }),
-              event("response.content_part.done", {
-                item_id: id,
-                output_index: index,
-                content_index: 0,
-                part: { type: "output_text", text, annotations: [], logprobs: [] }
-              }),
-              event("response.output_item.done", { output_index: index, item: items[index] })
-            ]
-          }
-
-          /** Applies one model chunk within the `max_output_tokens` budget and returns its events. */
-          const onChunk = (chunk: ModelChunk): Array<StreamEvent> => {
-            if (stopped) return []
-            if (chunk._tag === "Length") {
-              truncated = true
-              stopped = true
-              return []
-            }
-            let { text, tokens } = chunk
-            if (used + tokens > limit) {
-              const room = limit - used
-              text = decodeKnown(encode(text).slice(0, room)).replace(/\uFFFD+$/, "")
-              tokens = room
-              truncated = true
-              stopped = true
-            }
-            used += tokens
-            const events: Array<StreamEvent> = []
-            if (chunk._tag === "Reasoning") {
-              reasoningTokens += tokens
-              if (reasoning === null) events.push(...openReasoning())
-              if (text !== "") {
-                reasoning!.text += text
-                events.push(event("response.reasoning_text.delta", {
-                  item_id: reasoning!.id,
-                  output_index: reasoning!.index,
-                  content_index: 0,
-                  delta: text
-                }))
-              }
-            } else {
-              events.push(...closeReasoning())
-              if (message === null) events.push(...openMessage())
-              if (text !== "") {
-                message!.text += text
-                events.push(event("response.output_text.delta", {
-                  item_id: message!.id,
-                  output_index: message!.index,
-                  content_index: 0,
-                  delta: text,
-                  logprobs: []
-                }))
-              }
-            }
-            return events
-          }
-
-          const settle = (final: ModelResponse.ModelResponse) =>
-            Effect.suspend(() => {
-              finished = true
-              return finish(mode, base, final)
+        const reasoningItem = (text: string | null) => ({
+          type: "reasoning",
+          id: reasoning!.id,
+          summary: [],
+          content: text === null ? [] : [{ type: "reasoning_text", text }]
+        })
+        const messageItem = (status: string, text: string | null) => ({
+          type: "message",
+          id: message!.id,
+          status,
+          role: "assistant",
+          content: text === null ? [] : [{ type: "output_text", text, annotations: [], logprobs: [] }]
+        })
+        const openReasoning = (): Array<StreamEvent> => {
+          reasoning = { index: items.length, id: `rs_${suffix}`, text: "", done: false }
+          items.push(null)
+          return [
+            event("response.output_item.added", { output_index: reasoning.index, item: reasoningItem(null) }),
+            event("response.content_part.added", {
+              item_id: reasoning.id,
+              output_index: reasoning.index,
+              content_index: 0,
+              part: { type: "reasoning_text", text: "" }
             })
+          ]
+        }
+        const closeReasoning = (): Array<StreamEvent> => {
+          if (reasoning === null || reasoning.done) return []
+          reasoning.done = true
+          const { id, index, text } = reasoning
+          items[index] = reasoningItem(text)
+          return [
+            event("response.reasoning_text.done", { item_id: id, output_index: index, content_index: 0, text }),
+            event("response.content_part.done", {
+              item_id: id,
+              output_index: index,
+              content_index: 0,
+              part: { type: "reasoning_text", text }
+            }),
+            event("response.output_item.done", { output_index: index, item: items[index] })
+          ]
+        }
+        const openMessage = (): Array<StreamEvent> => {
+          message = { index: items.length, id: `msg_${suffix}`, text: "" }
+          items.push(null)
+          return [
+            event("response.output_item.added", { output_index: message.index, item: messageItem("in_progress", null) }),
+            event("response.content_part.added", {
+              item_id: message.id,
+              output_index: message.index,
+              content_index: 0,
+              part: { type: "output_text", text: "", annotations: [], logprobs: [] }
+            })
+          ]
+        }
+        const closeMessage = (status: string): Array<StreamEvent> => {
+          if (message === null) return []
+          const { id, index, text } = message
+          items[index] = messageItem(status, text)
+          return [
+            event("response.output_text.done", { item_id: id, output_index: index, content_index: 0, text, logprobs: [] }),
+            event("response.content_part.done", {
+              item_id: id,
+              output_index: index,
+              content_index: 0,
+              part: { type: "output_text", text, annotations: [], logprobs: [] }
+            }),
+            event("response.output_item.done", { output_index: index, item: items[index] })
+          ]
+        }
 
-          const head = Stream.suspend(() =>
-            Stream.make(
-              event("response.created", { response: encodeResponse(base) }),
-              event("response.in_progress", { response: encodeResponse(base) })
-            )
-          )
+        /** Applies one model chunk within the `max_output_tokens` budget and returns its events. */
+        const onChunk = (chunk: ModelChunk): Array<StreamEvent> => {
+          if (stopped) return []
+          if (chunk._tag === "Length") {
+            truncated = true
+            stopped = true
+            return []
+          }
+          let { text, tokens } = chunk
+          if (used + tokens > limit) {
+            const room = limit - used
+            text = decodeKnown(encode(text).slice(0, room)).replace(/\uFFFD+$/, "")
+            tokens = room
+            truncated = true
+            stopped = true
+          }
+          used += tokens
+          const events: Array<StreamEvent> = []
+          if (chunk._tag === "Reasoning") {
+            reasoningTokens += tokens
+            if (reasoning === null) events.push(...openReasoning())
+            if (text !== "") {
+              reasoning!.text += text
+              events.push(event("response.reasoning_text.delta", {
+                item_id: reasoning!.id,
+                output_index: reasoning!.index,
+                content_index: 0,
+                delta: text
+              }))
+            }
+          } else {
+            events.push(...closeReasoning())
+            if (message === null) events.push(...openMessage())
+            if (text !== "") {
+              message!.text += text
+              events.push(event("response.output_text.delta", {
+                item_id: message!.id,
+                output_index: message!.index,
+                content_index: 0,
+                delta: text,
+                logprobs: []
+              }))
+            }
+          }
+          return events
+        }
 
-          const body = model.generate({
-            model: prepared.request.model,
-            messages: prepared.messages,
-            promptTokenIds: prepared.request.prompt_token_ids,
-            maxOutputTokens: prepared.request.max_output_tokens ?? undefined,
-            temperature: prepared.request.temperature ?? undefined,
-            topP: prepared.request.top_p ?? undefined,
-            reasoningEffort: effortOf(prepared.request.reasoning)
-          }).pipe(
-            Stream.takeWhile(() => !stopped),
-            Stream.mapConcat(onChunk)
-          )
+        /** Stores `final` (and hands its webhook over) once; later calls do nothing. */
+        const settle = (final: ModelResponse.ModelResponse) =>
+          Effect.suspend(() => {
+            finished = true
+            return finish(mode, base, final)
+          })
 
-          const tail = Stream.unwrap(Effect.gen(function*() {
+        const generateRequest = (streamed: boolean): GenerateRequest => ({
+          model: prepared.request.model,
+          messages: prepared.messages,
+          promptTokenIds: prepared.request.prompt_token_ids,
+          maxOutputTokens: prepared.request.max_output_tokens ?? undefined,
+          temperature: prepared.request.temperature ?? undefined,
+          topP: prepared.request.top_p ?? undefined,
+          reasoningEffort: effortOf(prepared.request.reasoning),
+          stream: streamed
+        })
+
+        return {
+          /** The model's chunks for this response, token by token, until the budget stops them. */
+          chunks: () => model.generate(generateRequest(true)).pipe(Stream.takeWhile(() => !stopped)),
+          /**
+           * The model's whole answer applied (whole pieces; the model's `answer` when it has one, else its stream
+           * collected until the budget stops it).
+           */
+          applyAnswer: (): Effect.Effect<void, LanguageModelError> =>
+            model.answer !== undefined
+              ? Effect.map(model.answer(generateRequest(false)), (chunks) => {
+                for (const chunk of chunks) onChunk(chunk)
+              })
+              : Stream.runForEach(
+              model.generate(generateRequest(false)).pipe(Stream.takeWhile(() => !stopped)),
+              (chunk) => Effect.sync(() => onChunk(chunk))
+            ),
+          onChunk,
+          /** `response.created` and `response.in_progress`. */
+          head: (): Array<StreamEvent> => [
+            event("response.created", { response: encodeResponse(base) }),
+            event("response.in_progress", { response: encodeResponse(base) })
+          ],
+          /**
+           * The model finished: closes the items, counts usage, stores the final object (`completed`, or `incomplete`
+           * at the token budget) and returns it with the closing events.
+           */
+          complete: Effect.suspend(() => {
             const status = truncated ? "incomplete" : "completed"
             const events = closeReasoning()
             if (message === null && !(truncated && reasoning !== null)) events.push(...openMessage())
@@ -536,33 +558,79 @@ export const layerWith = (options: EngineOptions = {}) =>
               },
               output: items,
               incomplete_details: truncated ? { reason: "max_output_tokens" } : null
-            })
-            yield* settle(final)
-            const terminal = event(status === "completed" ? "response.completed" : "response.incomplete", {
-              response: encodeResponse(final)
-            })
-            return Stream.fromIterable([...events, terminal])
-          }))
+            }, true)
+            return Effect.as(settle(final), { final, events })
+          }),
+          /** The model failed: stores the `failed` object (with the output so far) and logs why. */
+          fail: (error: LanguageModelError) =>
+            Effect.suspend(() => {
+              const final = new ModelResponse.ModelResponse({
+                ...base,
+                status: "failed",
+                output: items.filter((item) => item !== null),
+                error: { code: "server_error", message: error.message }
+              }, true)
+              return settle(final).pipe(
+                Effect.zipRight(
+                  Effect.logWarning("model response failed").pipe(
+                    Effect.annotateLogs({ response_id: base.id, reason: error.message })
+                  )
+                ),
+                Effect.as(final)
+              )
+            }),
+          /** Ended before its end (the client went away, or the service stops): stored `cancelled`. */
+          cancelled: Effect.suspend(() =>
+            finished
+              ? Effect.void
+              : finish(mode, base, new ModelResponse.ModelResponse({ ...base, status: "cancelled" }, true))
+          ),
+          event
+        }
+      }
 
-          return Stream.concat(head, Stream.concat(body, tail)).pipe(
+      /**
+       * The event stream of one streamed response from `base` (status in_progress) to its terminal event; the model
+       * answers token by token. The final object is stored (and its webhook handed over) before the terminal event
+       * is emitted. Interrupted before the end (the client went away, or the service stops), the response is stored
+       * `cancelled`.
+       */
+      const runStream = (orgId: string, prepared: Prepared, base: ModelResponse.ModelResponse) =>
+        Stream.suspend(() => {
+          const state = session(orgId, "stream", prepared, base)
+          const tail = Stream.unwrap(Effect.map(state.complete, ({ events, final }) =>
+            Stream.fromIterable([
+              ...events,
+              state.event(final.status === "completed" ? "response.completed" : "response.incomplete", {
+                response: encodeResponse(final)
+              })
+            ])))
+          return Stream.concat(
+            Stream.suspend(() => Stream.fromIterable(state.head())),
+            Stream.concat(Stream.mapConcat(state.chunks(), state.onChunk), tail)
+          ).pipe(
             Stream.catchAll((error) =>
-              Stream.unwrap(Effect.gen(function*() {
-                const final = new ModelResponse.ModelResponse({
-                  ...base,
-                  status: "failed",
-                  output: items.filter((item) => item !== null),
-                  error: { code: "server_error", message: error.message }
-                })
-                yield* settle(final)
-                yield* Effect.logWarning("model response failed").pipe(
-                  Effect.annotateLogs({ response_id: base.id, reason: error.message })
-                )
-                return Stream.make(event("response.failed", { response: encodeResponse(final) }))
-              }))
+              Stream.unwrap(Effect.map(state.fail(error), (final) =>
+                Stream.make(state.event("response.failed", { response: encodeResponse(final) }))))
             ),
-            Stream.ensuring(Effect.suspend(() =>
-              finished ? Effect.void : finish(mode, base, new ModelResponse.ModelResponse({ ...base, status: "cancelled" }))
-            ))
+            Stream.ensuring(state.cancelled)
+          )
+        })
+
+      /**
+       * One response run to its final object without events (foreground and background requests): the model answers
+       * in whole pieces, token counts are taken once per piece. Same final object as {@link runStream}. Interrupted
+       * before the end, the response is stored `cancelled`.
+       */
+      const runDirect = (orgId: string, mode: Mode, prepared: Prepared, base: ModelResponse.ModelResponse) =>
+        Effect.suspend(() => {
+          const state = session(orgId, mode, prepared, base)
+          return state.applyAnswer().pipe(
+            Effect.matchEffect({
+              onFailure: state.fail,
+              onSuccess: () => Effect.map(state.complete, ({ final }) => final)
+            }),
+            Effect.onInterrupt(() => state.cancelled)
           )
         })
 
@@ -605,15 +673,11 @@ export const layerWith = (options: EngineOptions = {}) =>
           return record.object
         })
 
-      return {
+      const engine: ResponseEngine["Type"] = {
         foreground: (principal, prepared) =>
           Effect.gen(function*() {
             const base = yield* start(principal, prepared, "in_progress")
-            const last = yield* Stream.runLast(run(orgOf(principal), "foreground", prepared, base))
-            const final = Option.flatMap(last, (event) => Option.fromNullable(event.response)).pipe(
-              Option.map((response) => Schema.decodeUnknownSync(ModelResponse.ModelResponse)(response)),
-              Option.getOrElse(() => new ModelResponse.ModelResponse({ ...base, status: "failed" }))
-            )
+            const final = yield* runDirect(orgOf(principal), "foreground", prepared, base)
             if (final.status === "failed") {
               const reason = (final.error as { readonly message?: string } | null)?.message ?? "no answer"
               return yield* Effect.fail(ApiError.make.server(
@@ -625,27 +689,52 @@ export const layerWith = (options: EngineOptions = {}) =>
         stream: (principal, prepared) =>
           Effect.map(
             start(principal, prepared, "in_progress"),
-            (base) => run(orgOf(principal), "stream", prepared, base)
+            (base) => runStream(orgOf(principal), prepared, base)
           ),
         background: (principal, prepared) =>
           Effect.gen(function*() {
             const queued = yield* start(principal, prepared, "queued")
-            const process = Effect.gen(function*() {
-              yield* Effect.sleep(config.backgroundDelay)
-              const inProgress = new ModelResponse.ModelResponse({ ...queued, status: "in_progress" })
-              yield* responses.update(queued.id, (record) => ({ ...record, object: inProgress }))
-              yield* Stream.runDrain(run(orgOf(principal), "background", prepared, inProgress))
-            }).pipe(
-              backgroundPermits.withPermits(1),
-              Effect.catchAllCause((cause) => Effect.logError("background response failed", cause))
-            )
-            yield* Effect.forkIn(process, scope)
+            const notBeforeMillis = (yield* Clock.currentTimeMillis) + Duration.toMillis(config.backgroundDelay)
+            yield* Queue.offer(jobs, { orgId: orgOf(principal), prepared, queued, notBeforeMillis })
             return queued
           }),
         retrieve
       }
+
+      /**
+       * One background request: not before `backgroundDelay` after its acceptance, stored `in_progress`, then run to
+       * its final object (and webhook).
+       */
+      const work = (job: BackgroundJob) =>
+        Effect.gen(function*() {
+          const wait = job.notBeforeMillis - (yield* Clock.currentTimeMillis)
+          if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+          const inProgress = new ModelResponse.ModelResponse({ ...job.queued, status: "in_progress" }, true)
+          yield* responses.update(job.queued.id, (record) => ({ ...record, object: inProgress }))
+          yield* runDirect(job.orgId, "background", job.prepared, inProgress)
+        }).pipe(Effect.catchAllCause((cause) => Effect.logError("background response failed", cause)))
+
+      // The workers: at most `backgroundConcurrency` background requests run at once, the others wait in the queue
+      // (one offer per request, no fiber each). Stopped with the layer: a request in progress is stored cancelled.
+      const worker = Effect.forever(Effect.flatMap(Queue.take(jobs), work))
+      yield* Effect.forkScoped(
+        Effect.all(Array.from({ length: Math.max(1, options.backgroundConcurrency ?? 32) }, () => worker), {
+          concurrency: "unbounded",
+          discard: true
+        })
+      )
+
+      return engine
     })
   )
+
+/** A background request waiting for a worker: the org it acts in, the request, its queued object, its start time. */
+interface BackgroundJob {
+  readonly orgId: string
+  readonly prepared: Prepared
+  readonly queued: ModelResponse.ModelResponse
+  readonly notBeforeMillis: number
+}
 
 /** The engine with the default options. */
 export const layer = layerWith()

@@ -6,7 +6,6 @@
  *
  * @since 0.1.0
  */
-import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi } from "../../Contract/Api.js"
@@ -14,14 +13,18 @@ import { Principal } from "../../Contract/Principal.js"
 import { App } from "../../Domain/App.js"
 import { AppId, mint } from "../../Domain/Ids.js"
 import { actingOrganization } from "../BoxAccess.js"
+import * as ContractRoutes from "../ContractRoutes.js"
 import { type AppRecord, Apps } from "../Repositories.js"
 
-/** The App object of a stored app. */
+/**
+ * The App object of a stored app. The record was validated when it was stored, so the class is built without
+ * validating it again (the contract's encoder still checks the answer).
+ */
 export const toApp = (record: AppRecord): App =>
-  new App({ id: AppId.make(record.id), name: record.name, created_at: record.createdAt })
+  new App({ id: AppId.make(record.id, true), name: record.name, created_at: record.createdAt }, true)
 
 /** The apps handlers. */
-export const layer = HttpApiBuilder.group(BoxServiceApi, "apps", (handlers) =>
+export const layer = ContractRoutes.group(BoxServiceApi, "apps", (handlers) =>
   Effect.gen(function*() {
     const apps = yield* Apps
     return handlers.handle("find", ({ payload }) =>

@@ -7,7 +7,6 @@
  *
  * @since 0.1.0
  */
-import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
@@ -17,7 +16,17 @@ import { usesSecrets } from "../../Domain/EgressPolicy.js"
 import { AppId, BoxId, mint } from "../../Domain/Ids.js"
 import { operate, requireOrganization } from "../BoxAccess.js"
 import { baseImages, BoxRuntime } from "../BoxRuntime.js"
-import { Apps, type BoxRecord, Boxes, EgressPolicies, type ListenerRecord, TcpAddresses } from "../Repositories.js"
+import * as ContractRoutes from "../ContractRoutes.js"
+import {
+  Apps,
+  type BoxRecord,
+  Boxes,
+  EgressPolicies,
+  type ListenerRecord,
+  noListeners,
+  noTerminalSizes,
+  TcpAddresses
+} from "../Repositories.js"
 
 /** A listener as the API returns it: `custom_domains` only for http ports. */
 export const toListener = (record: ListenerRecord): Box.Listener => ({
@@ -27,14 +36,14 @@ export const toListener = (record: ListenerRecord): Box.Listener => ({
   ...(record.protocol === "http" ? { custom_domains: [...record.customDomains] } : {})
 })
 
-/** The box record as the API returns it. */
+/** The box record as the API returns it (validated when stored: not validated again; the encoder checks it). */
 export const toBox = (record: BoxRecord): Box.Box =>
   new Box.Box({
-    box_id: BoxId.make(record.id),
+    box_id: BoxId.make(record.id, true),
     status: record.status,
     ...(record.errorMessage !== undefined ? { error_message: record.errorMessage } : {}),
     name: record.name,
-    app_id: AppId.make(record.appId),
+    app_id: AppId.make(record.appId, true),
     size: record.size,
     vcpus: record.vcpus,
     memory_limit_gib: record.memoryLimitGib,
@@ -45,7 +54,7 @@ export const toBox = (record: BoxRecord): Box.Box =>
     listeners: record.listeners.map(toListener),
     guest_schema_version: record.guestSchemaVersion,
     created_at: new Date(record.createdAtMillis).toISOString()
-  })
+  }, true)
 
 /** The public address of an http listener (docs/ASSUMPTIONS.md). */
 export const httpAddress = (boxId: string, port: number) => `https://${port}-${boxId.slice(3)}.boxes.localhost`
@@ -56,8 +65,16 @@ export const mintTcpAddress = () => `tcp.boxes.localhost:${nextTcpPort++}`
 
 const conflict = (message: string) => ApiError.make.conflict(message, "failed_precondition")
 
+/**
+ * The image of every box of one base image, shared by their records (records are immutable; the service boots
+ * only bare base images).
+ */
+const baseImageSpecs: Readonly<Record<string, Box.ImageSpec>> = Object.fromEntries(
+  Object.keys(baseImages).map((base) => [base, Object.freeze({ base })])
+)
+
 /** The boxes handlers. */
-export const layer = HttpApiBuilder.group(BoxServiceApi, "boxes", (handlers) =>
+export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
   Effect.gen(function*() {
     const boxes = yield* Boxes
     const apps = yield* Apps
@@ -157,8 +174,8 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "boxes", (handlers) =>
           creatorKeyId: principal.keyId,
           creatorUserId: principal.userId,
           name: payload.name,
-          appId: payload.app_id,
-          image: payload.image,
+          appId: app.value.id,
+          image: baseImageSpecs[payload.image.base!] ?? payload.image,
           size: resources.size,
           vcpus: resources.vcpus,
           memoryLimitGib: resources.memory_limit_gib,
@@ -166,7 +183,7 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "boxes", (handlers) =>
           maxLifetimeSeconds: payload.max_lifetime_seconds ?? null,
           visibility,
           egressPolicy,
-          listeners,
+          listeners: listeners.length === 0 ? noListeners : listeners,
           status: "creating",
           errorMessage: undefined,
           guestSchemaVersion: null,
@@ -175,12 +192,12 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "boxes", (handlers) =>
           persistent: image.persistent,
           hasClipboard: image.clipboard,
           clipboard: null,
-          terminalSizes: {},
+          terminalSizes: noTerminalSizes,
           bootCount: 0
         }
         yield* boxes.insert(record)
         yield* runtime.boot(boxId)
-        return { box_id: BoxId.make(boxId), status: record.status }
+        return { box_id: BoxId.make(boxId, true), status: record.status }
       })
 
     const upgrade = (boxId: string, reason: string | undefined) =>
@@ -190,7 +207,7 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "boxes", (handlers) =>
           Effect.gen(function*() {
             const current = yield* runtime.currentVersion
             const result = (record: BoxRecord, applied: boolean): Box.UpgradeResult => ({
-              box_id: BoxId.make(record.id),
+              box_id: BoxId.make(record.id, true),
               status: record.status,
               applied,
               ...(applied && record.guestSchemaVersion !== null

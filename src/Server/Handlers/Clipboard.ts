@@ -8,12 +8,12 @@
  *
  * @since 0.1.0
  */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { operate } from "../BoxAccess.js"
+import * as ContractRoutes from "../ContractRoutes.js"
 import { Boxes } from "../Repositories.js"
 
 /** The largest clipboard write, in bytes: 8 MiB (docs/ASSUMPTIONS.md). */
@@ -26,7 +26,7 @@ export const clipboardMediaType = (contentType: string | undefined): string | un
 }
 
 /** The clipboard handlers. */
-export const layer = HttpApiBuilder.group(BoxServiceApi, "clipboard", (handlers) =>
+export const layer = ContractRoutes.group(BoxServiceApi, "clipboard", (handlers) =>
   Effect.gen(function*() {
     const boxes = yield* Boxes
     return handlers.handleRaw("write", ({ headers, path, request }) =>

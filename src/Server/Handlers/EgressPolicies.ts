@@ -7,7 +7,6 @@
  *
  * @since 0.1.0
  */
-import { HttpApiBuilder } from "@effect/platform"
 import { DateTime, Effect, Option } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi } from "../../Contract/Api.js"
@@ -15,12 +14,13 @@ import { Principal } from "../../Contract/Principal.js"
 import { EgressPolicy, normalize } from "../../Domain/EgressPolicy.js"
 import { EgressPolicyId, mint } from "../../Domain/Ids.js"
 import { requireOrganization } from "../BoxAccess.js"
+import * as ContractRoutes from "../ContractRoutes.js"
 import { EgressPolicies, type PolicyRecord } from "../Repositories.js"
 
 /** The Egress policy object of a stored policy. */
 export const toPolicy = (record: PolicyRecord): EgressPolicy =>
   new EgressPolicy({
-    id: EgressPolicyId.make(record.id),
+    id: EgressPolicyId.make(record.id, true),
     org_id: record.orgId,
     name: record.name,
     document: record.document as Record<string, unknown>,
@@ -29,7 +29,7 @@ export const toPolicy = (record: PolicyRecord): EgressPolicy =>
   })
 
 /** The egress-policies handlers. */
-export const layer = HttpApiBuilder.group(BoxServiceApi, "egressPolicies", (handlers) =>
+export const layer = ContractRoutes.group(BoxServiceApi, "egressPolicies", (handlers) =>
   Effect.gen(function*() {
     const policies = yield* EgressPolicies
     const notFound = (id: string) => ApiError.make.notFound(`No egress policy ${id} in this organization.`, "policy_id")

@@ -6,16 +6,16 @@
  *
  * @since 0.1.0
  */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { operate } from "../BoxAccess.js"
+import * as ContractRoutes from "../ContractRoutes.js"
 import { Boxes } from "../Repositories.js"
 
 /** The exec handlers. */
-export const layer = HttpApiBuilder.group(BoxServiceApi, "exec", (handlers) =>
+export const layer = ContractRoutes.group(BoxServiceApi, "exec", (handlers) =>
   Effect.gen(function*() {
     const boxes = yield* Boxes
     return handlers.handle("resize", ({ headers, path, payload, urlParams }) =>

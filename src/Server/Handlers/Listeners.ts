@@ -15,13 +15,13 @@
  *
  * @since 0.1.0
  */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { BoxId } from "../../Domain/Ids.js"
 import { operate } from "../BoxAccess.js"
+import * as ContractRoutes from "../ContractRoutes.js"
 import { EgressPolicies, type BoxRecord, Boxes, type ListenerRecord, TcpAddresses } from "../Repositories.js"
 import { httpAddress, mintTcpAddress, toListener } from "./Boxes.js"
 
@@ -52,7 +52,7 @@ const notPublished = (box: BoxRecord, port: number) =>
   ApiError.make.notFound(`Port ${port} is not published on box ${box.id}.`, "guest_port")
 
 /** The listeners handlers. */
-export const layer = HttpApiBuilder.group(BoxServiceApi, "listeners", (handlers) =>
+export const layer = ContractRoutes.group(BoxServiceApi, "listeners", (handlers) =>
   Effect.gen(function*() {
     const boxes = yield* Boxes
     const tcpAddresses = yield* TcpAddresses
@@ -165,6 +165,6 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "listeners", (handlers)
               const removed = outcome.removed
               if (removed === undefined) return yield* Effect.fail(notPublished(box, path.guest_port))
               if (removed.protocol === "tcp") yield* tcpAddresses.release(box.orgId, removed.address)
-              return { box_id: BoxId.make(box.id), guest_port: path.guest_port }
+              return { box_id: BoxId.make(box.id, true), guest_port: path.guest_port }
             }))))
   }))

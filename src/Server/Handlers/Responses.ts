@@ -10,10 +10,10 @@
  */
 import { Sse } from "@effect/experimental"
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect, Schema, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { BoxServiceApi } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
-import { completionWindowHeader, ModelResponse } from "../../Domain/ModelResponse.js"
+import { completionWindowHeader, toJson } from "../../Domain/ModelResponse.js"
 import { actingOrganization } from "../BoxAccess.js"
 import { prepare, ResponseEngine, type StreamEvent } from "../ResponseEngine.js"
 
@@ -35,7 +35,7 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "responses", (handlers)
           const prepared = yield* prepare(payload, headers[completionWindowHeader])
           if (payload.background === true) {
             const accepted = yield* engine.background(principal, prepared)
-            return HttpServerResponse.unsafeJson(Schema.encodeSync(ModelResponse)(accepted), { status: 202 })
+            return HttpServerResponse.unsafeJson(toJson(accepted), { status: 202 })
           }
           if (payload.stream === true) {
             const events = yield* engine.stream(principal, prepared)
@@ -44,7 +44,8 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "responses", (handlers)
               headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
             })
           }
-          return yield* engine.foreground(principal, prepared)
+          // The finished object, encoded by `toJson` (the schema's encoding, without its cost).
+          return HttpServerResponse.unsafeJson(toJson(yield* engine.foreground(principal, prepared)))
         }))
       .handle("retrieve", ({ path }) =>
         Effect.gen(function*() {

@@ -5,21 +5,27 @@
  *
  * @since 0.1.0
  */
-import { HttpApiBuilder } from "@effect/platform"
 import { DateTime, Effect, Option } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { Secret } from "../../Domain/Secret.js"
 import { requireOrganization } from "../BoxAccess.js"
+import * as ContractRoutes from "../ContractRoutes.js"
 import { type SecretRecord, Secrets } from "../Repositories.js"
 
-/** The Secret object of a stored secret: exactly its four fields, never the value. */
+/**
+ * The Secret object of a stored secret: exactly its four fields, never the value. The record was validated when it
+ * was stored, so it is not validated again here (the contract's encoder checks the answer).
+ */
 export const toSecret = (record: SecretRecord): Secret =>
-  new Secret({ org_id: record.orgId, name: record.name, created_at: record.createdAt, updated_at: record.updatedAt })
+  new Secret(
+    { org_id: record.orgId, name: record.name, created_at: record.createdAt, updated_at: record.updatedAt },
+    true
+  )
 
 /** The secrets handlers. */
-export const layer = HttpApiBuilder.group(BoxServiceApi, "secrets", (handlers) =>
+export const layer = ContractRoutes.group(BoxServiceApi, "secrets", (handlers) =>
   Effect.gen(function*() {
     const secrets = yield* Secrets
     return handlers
