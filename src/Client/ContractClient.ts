@@ -6,6 +6,9 @@
  * a base-URL request mapper and decodes through a schema from `ArrayBuffer` on every call: about 90 µs of client CPU
  * per call on this machine.)
  *
+ * The request is built when the endpoint function is called (an encoding failure is the returned effect's failure);
+ * running the returned effect again (a retry) sends that same request again.
+ *
  * What it does per call, as `HttpApiClient` does:
  * - path parameters encoded with the endpoint's path schema and put into its path template as they are;
  * - the payload encoded with its schema: for methods with a body by the schema's encoding (JSON by default; text,
@@ -40,6 +43,7 @@ import {
 } from "@effect/platform"
 import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import type * as AST from "effect/SchemaAST"
+import * as UndiciHttpClient from "./UndiciHttpClient.js"
 
 /** Options of {@link make}. */
 export interface ContractClientOptions<E, R, E2> {
@@ -87,6 +91,12 @@ const memberDecoder = (ast: AST.AST, fallback?: HttpApiSchema.Encoding): Decoder
     }
   }
 }
+
+/** The encoding kinds a success schema's answers can have (one per union member). */
+const successEncodings = (ast: AST.AST): Array<HttpApiSchema.Encoding["kind"]> =>
+  ast._tag === "Union"
+    ? ast.types.map((member) => HttpApiSchema.getEncoding(member, HttpApiSchema.getEncoding(ast)).kind)
+    : [HttpApiSchema.getEncoding(ast).kind]
 
 /** The decoder of a success schema: unions whose members share an encoding are decoded as one schema. */
 const successDecoder = (ast: AST.AST): Decoder => {
@@ -180,6 +190,11 @@ const endpointFunction = <E, R, E2>(
     // No schema: void; the body is still read, so the connection is free for the next request.
     decoders.set(status, Option.isNone(ast) ? (response) => Effect.ignore(response.text) : successDecoder(ast.value))
   }
+  // Every answer of this endpoint is read whole as text (JSON, text or URL params): the toolkit's own client can then
+  // hand it over with its body already read.
+  const readsText = [...successes.values()].every(({ ast }) =>
+    Option.isNone(ast) || successEncodings(ast.value).every((kind) => kind !== "Uint8Array")
+  )
   const fixedHeaders = options.headers ?? {}
   const mapHeaders = options.mapHeaders
 
@@ -189,8 +204,7 @@ const endpointFunction = <E, R, E2>(
     readonly payload?: unknown
     readonly headers?: unknown
     readonly withResponse?: boolean
-  } | undefined) =>
-    Effect.suspend(() => {
+  } | undefined): Effect.Effect<unknown, unknown, R> => {
       let path: string = endpoint.path
       if (request?.path) {
         const encoded = Option.isSome(encodePath) ? encodePath.value(request.path) : Either.right(request.path)
@@ -222,10 +236,11 @@ const endpointFunction = <E, R, E2>(
         if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
         urlParams = UrlParams.appendAll(urlParams, UrlParams.fromInput(encoded.right as UrlParams.Input))
       }
-      const httpRequest = HttpClientRequest.setBody(
+      let httpRequest = HttpClientRequest.setBody(
         makeRequest(options.baseUrl + path, { headers, urlParams } as HttpClientRequest.Options.NoUrl),
         body
       )
+      if (readsText) httpRequest = UndiciHttpClient.readWhole(httpRequest)
       return Effect.flatMap(
         options.httpClient.execute(httpRequest),
         (response): Effect.Effect<unknown, unknown> => {
@@ -239,7 +254,7 @@ const endpointFunction = <E, R, E2>(
             : decode(response)
         }
       )
-    })
+    }
 }
 
 /**

@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { Cause, Clock, Context, Duration, Effect, Exit, FiberRef, Option, ParseResult, Redacted, Schedule, Schema, type Tracer } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Either, Exit, FiberRef, Option, ParseResult, Redacted, Schedule, Schema, type Tracer } from "effect"
 import { dual } from "effect/Function"
 import { globalValue } from "effect/GlobalValue"
 import * as ApiError from "../ApiError.js"
@@ -128,25 +128,26 @@ export const commonErrors = [
 ] as const
 
 /** The validator of each schema `validate` has seen (made once: making one re-derives the schema's type AST). */
-const validators = new WeakMap<Schema.Schema.Any, (value: unknown) => Effect.Effect<any, ParseResult.ParseError>>()
+const validators = new WeakMap<Schema.Schema.Any, (value: unknown) => Either.Either<any, ParseResult.ParseError>>()
 
 /** Checks an input against its schema before any I/O; a violation is an `InvalidRequestError` naming the field. */
 export const validate = <A, I>(schema: Schema.Schema<A, I>, value: A): Effect.Effect<A, ApiError.InvalidRequestError> => {
   let validator = validators.get(schema)
   if (validator === undefined) {
-    validator = Schema.validate(schema)
+    validator = Schema.validateEither(schema)
     validators.set(schema, validator)
   }
-  return (validator(value) as Effect.Effect<A, ParseResult.ParseError>).pipe(
-    Effect.mapError((error) => {
-      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-      const param = issue?.path.length ? issue.path.map(String).join(".") : null
-      return new ApiError.InvalidRequestError({
-        message: `Invalid ${param ?? "request"}: ${issue?.message ?? error.message} (checked by the client)`,
-        param,
-        code: null,
-        status: 400
-      })
+  const checked = validator(value) as Either.Either<A, ParseResult.ParseError>
+  if (Either.isRight(checked)) return Effect.succeed(checked.right)
+  const error = checked.left
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  const param = issue?.path.length ? issue.path.map(String).join(".") : null
+  return Effect.fail(
+    new ApiError.InvalidRequestError({
+      message: `Invalid ${param ?? "request"}: ${issue?.message ?? error.message} (checked by the client)`,
+      param,
+      code: null,
+      status: 400
     })
   )
 }

@@ -31,7 +31,7 @@ import { Cookies, Headers, HttpClient, HttpClientError, HttpClientRequest, HttpC
 import type { HttpBody } from "@effect/platform"
 import { NodeStream } from "@effect/platform-node"
 import * as Undici from "@effect/platform-node/Undici"
-import { Context, Effect, type Fiber, Inspectable, Layer, Option, type Scope, type Stream } from "effect"
+import { Context, Effect, Exit, type Fiber, Inspectable, Layer, Option, type Scope, Stream } from "effect"
 
 /** Connections per origin of {@link makeAgent} (concurrent requests beyond this wait for a free connection). */
 export const defaultConnections = 128
@@ -107,6 +107,19 @@ export const withDeadline = <A, E, R>(self: Effect.Effect<A, E, R>, deadline: De
 function restoreDeadline(fiber: Fiber.RuntimeFiber<unknown, unknown>, previous: Deadline | undefined) {
   if (previous === undefined) deadlines.delete(fiber)
   else deadlines.set(fiber, previous)
+}
+
+/** Requests whose answers are handed over with their whole body read ({@link readWhole}). */
+const wholeBodies = new WeakSet<HttpClientRequest.HttpClientRequest>()
+
+/**
+ * Marks `request` so that a client made by {@link make} reads the answer's whole body before handing the answer over
+ * (one wait instead of two; the body's reads then answer at once, `stream` as one chunk). For callers that read the
+ * whole body anyway (e.g. JSON endpoints); other `HttpClient`s ignore the mark. Returns `request`.
+ */
+export const readWhole = (request: HttpClientRequest.HttpClientRequest): HttpClientRequest.HttpClientRequest => {
+  wholeBodies.add(request)
+  return request
 }
 
 /** Marks the clients made by {@link make}: they honour {@link withDeadline}. */
@@ -201,6 +214,10 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
   private cachedCookies: Cookies.Cookies | undefined
   private textBody: Promise<string> | undefined
   private registered = true
+  /** The whole body, when it was read before the answer was handed over ({@link readWhole}). */
+  private whole: Buffer | undefined = undefined
+  private wholeText: string | undefined = undefined
+  private wholeError: unknown = undefined
 
   constructor(
     readonly request: HttpClientRequest.HttpClientRequest,
@@ -232,6 +249,21 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
     return Option.none()
   }
 
+  /** Reads the whole body now (see {@link readWhole}); calls `done` once it is read or failed. */
+  readWhole(done: () => void): void {
+    this.claim()
+    this.source.body.bytes().then(
+      (bytes) => {
+        this.whole = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+        done()
+      },
+      (cause) => {
+        this.wholeError = cause ?? new Error("the body could not be read")
+        done()
+      }
+    )
+  }
+
   /** The body is being read: the finalizer is no longer needed. */
   private claim() {
     if (this.registered) {
@@ -253,6 +285,14 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
   }
 
   get text(): Effect.Effect<string, HttpClientError.ResponseError> {
+    if (this.whole !== undefined) {
+      // As undici's `text()`: UTF-8, a leading byte order mark skipped.
+      const start = this.whole.length > 2 && this.whole[0] === 0xef && this.whole[1] === 0xbb && this.whole[2] === 0xbf
+        ? 3
+        : 0
+      return Effect.succeed(this.wholeText ??= this.whole.toString("utf8", start))
+    }
+    if (this.wholeError !== undefined) return Effect.fail(decodeError(this, this.wholeError))
     return this.read(() => this.textBody ??= this.source.body.text())
   }
 
@@ -267,10 +307,20 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
   }
 
   get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.ResponseError> {
+    if (this.whole !== undefined) {
+      const whole = this.whole
+      return Effect.succeed(whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) as ArrayBuffer)
+    }
+    if (this.wholeError !== undefined) return Effect.fail(decodeError(this, this.wholeError))
     return this.read(() => this.source.body.arrayBuffer())
   }
 
   get formData(): Effect.Effect<FormData, HttpClientError.ResponseError> {
+    if (this.whole !== undefined) {
+      const response = new Response(new Uint8Array(this.whole), { headers: { "content-type": String(this.source.headers["content-type"] ?? "") } })
+      return this.read(() => response.formData())
+    }
+    if (this.wholeError !== undefined) return Effect.fail(decodeError(this, this.wholeError))
     return this.read(() => this.source.body.formData() as Promise<FormData>)
   }
 
@@ -285,6 +335,8 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
   }
 
   get stream(): Stream.Stream<Uint8Array, HttpClientError.ResponseError> {
+    if (this.whole !== undefined) return Stream.make(new Uint8Array(this.whole))
+    if (this.wholeError !== undefined) return Stream.fail(decodeError(this, this.wholeError))
     this.claim()
     this.handle.disarm()
     return NodeStream.fromReadable(() => this.source.body, (cause) => decodeError(this, cause))
@@ -351,6 +403,7 @@ class SendWait {
   readonly handle = new AbortHandle()
   constructor(
     private readonly request: HttpClientRequest.HttpClientRequest,
+    private readonly whole: boolean,
     private readonly resume: (
       effect: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>
     ) => void
@@ -369,9 +422,21 @@ class SendWait {
       data.body.destroy()
       return
     }
-    this.done = true
-    this.handle.onExpire = undefined
-    this.resume(Effect.succeed(new UndiciResponse(this.request, data, this.handle)))
+    const response = new UndiciResponse(this.request, data, this.handle)
+    if (!this.whole) {
+      this.done = true
+      this.handle.onExpire = undefined
+      this.resume(Effect.succeed(response))
+      return
+    }
+    // The whole body first, then the answer: one resumption of the fiber instead of two. The deadline still runs
+    // (it destroys the body, so the read fails and the answer carries that failure); interruption still aborts.
+    response.readWhole(() => {
+      if (this.done) return
+      this.done = true
+      this.handle.disarm()
+      this.resume(Effect.succeed(response))
+    })
   }
 
   cancel(): void {
@@ -391,10 +456,11 @@ const send = (
   url: { readonly origin: string; readonly path: string },
   headers: Headers.Headers,
   body: Undici.Dispatcher.DispatchOptions["body"],
-  deadline: Deadline | undefined
+  deadline: Deadline | undefined,
+  whole: boolean
 ) =>
   Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>((resume) => {
-    const wait = new SendWait(request, resume)
+    const wait = new SendWait(request, whole, resume)
     if (deadline !== undefined) {
       if (!wait.handle.arm(deadline)) return wait.fail(deadline.onExpire())
       wait.handle.onExpire = wait
@@ -440,11 +506,18 @@ const target = (request: HttpClientRequest.HttpClientRequest) => {
   return url._tag === "Left" ? url.left : { origin: url.right.origin, path: url.right.pathname + url.right.search + url.right.hash }
 }
 
+/** `f` of the request `effect` gives (directly when the effect is a successful `Exit`, without a `flatMap`). */
+const withRequest = <E, R>(
+  effect: Effect.Effect<HttpClientRequest.HttpClientRequest, E, R>,
+  f: (request: HttpClientRequest.HttpClientRequest) => Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>
+) => Exit.isExit(effect) && Exit.isSuccess(effect) ? f(effect.value as HttpClientRequest.HttpClientRequest) : Effect.flatMap(effect, f)
+
 /** The `HttpClient` over `dispatcher`. */
 export const make = (dispatcher: Undici.Dispatcher): HttpClient.HttpClient => {
   const client = HttpClient.makeWith<HttpClientError.HttpClientError, never, HttpClientError.HttpClientError, never>(
     (requestEffect) =>
-      Effect.flatMap(requestEffect, (request) =>
+      // `execute(request)` hands over `Effect.succeed(request)`, which is an `Exit`: its request is taken as it is.
+      withRequest(requestEffect, (request) =>
         Effect.withFiberRuntime<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((fiber) => {
           const url = target(request)
           if (url instanceof Error) {
@@ -455,10 +528,11 @@ export const make = (dispatcher: Undici.Dispatcher): HttpClient.HttpClient => {
             ? Headers.merge(request.headers, HttpTraceContext.toHeaders(span))
             : request.headers
           const deadline = deadlines.get(fiber)
+          const whole = wholeBodies.has(request)
           const body = request.body
           return body._tag === "Empty" || body._tag === "Uint8Array" || body._tag === "Raw"
-            ? send(dispatcher, request, url, headers, body._tag === "Empty" ? null : body.body as Uint8Array, deadline)
-            : Effect.flatMap(bodyOf(body), (converted) => send(dispatcher, request, url, headers, converted, deadline))
+            ? send(dispatcher, request, url, headers, body._tag === "Empty" ? null : body.body as Uint8Array, deadline, whole)
+            : Effect.flatMap(bodyOf(body), (converted) => send(dispatcher, request, url, headers, converted, deadline, whole))
         })),
     Effect.succeed as HttpClient.HttpClient.Preprocess<never, never>
   )

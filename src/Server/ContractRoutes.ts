@@ -8,10 +8,12 @@
  * signature) is still registered with `HttpApiBuilder` as usual (the types check that every endpoint is handled, and
  * the routes exist for any other server), and its handlers are also recorded in the {@link Registry}; {@link routes}
  * then compiles each of those endpoints once: the same decoders (the contract's schemas, applied in the same order
- * as `HttpApiBuilder`: path, payload, headers, query), the same handler, the same encoder, with the status, encoding
- * and emptiness of the answer read from the contract when building, one `Effect.suspend` per request, and the
- * handler run in the request's own context (which the Node handler builds from the groups' services: no merge per
- * request).
+ * as `HttpApiBuilder`: path, payload, headers, query; synchronously when the body is in memory and the schema
+ * allows it, no effect per step), the same handler, the same encoder (synchronous too, a JSON answer written to a
+ * buffer from Node's pool), with the status, encoding and emptiness of the answer read from the contract when
+ * building, and the handler run in the request's own context (which the Node handler builds over the groups'
+ * services: no merge per request). {@link dispatcher} routes requests with the router `HttpRouter` uses
+ * (`find-my-way-ts`), putting the route parameters and query into the request's context in place.
  *
  * Endpoints this does not compile (groups built with `HttpApiBuilder.group` directly, several success schemas,
  * multipart streams, group or endpoint middleware) keep `HttpApiBuilder`'s route unchanged. Decoding failures are

@@ -39,10 +39,14 @@ export const withEnvelopeOnClientError = <S extends Server>(server: S): S => {
 /** A request body that is not valid JSON where JSON was expected. */
 export class MalformedJsonBody extends Data.TaggedError("MalformedJsonBody")<{ readonly reason: string }> {}
 
-/** The HTTP answer of a typed API error: its status, the envelope, and `Retry-After` (whole seconds) when set. */
+/**
+ * The HTTP answer of a typed API error: its status, the envelope (JSON, in a buffer from Node's shared pool), and
+ * `Retry-After` (whole seconds) when set.
+ */
 export const fromApiError = (error: ApiError.AnyApiError): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(ApiError.toEnvelope(error), {
+  HttpServerResponse.uint8Array(Buffer.from(JSON.stringify(ApiError.toEnvelope(error)), "utf8"), {
     status: error.status,
+    contentType: "application/json",
     headers: error.retryAfter !== undefined
       ? { "retry-after": String(Math.max(0, Math.ceil(Duration.toSeconds(error.retryAfter)))) }
       : undefined

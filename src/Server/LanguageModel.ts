@@ -14,6 +14,8 @@
  */
 import { Context, Data, Effect, Layer, Stream } from "effect"
 import { decode, encode, vocabularySize } from "gpt-tokenizer"
+// The UTF-8 decoder `decode` shares between calls (the same module instance as the package's own).
+import { decoder as sharedDecoder } from "gpt-tokenizer/esm/BytePairEncodingCore"
 
 /**
  * One part of a prompt message: text, an image (`url`: an http(s) URL or a `data:` URL, from `input_image.image_url`),
@@ -88,16 +90,31 @@ export const countTokens = (text: string): number => encode(text).length
 /** Tokenizes a text with the o200k tokenizer. */
 export const tokenize = (text: string): Array<number> => encode(text)
 
-/** Decodes token ids with the o200k tokenizer; ids outside its vocabulary are skipped. */
+/**
+ * `gpt-tokenizer`'s `decode` with its shared UTF-8 decoder flushed before and after: the library decodes in streaming
+ * mode with one module-wide `TextDecoder`, so the bytes of a character cut at the end of one call would otherwise
+ * come out at the start of the next, unrelated call (as `\uFFFD`). Flushed, each call stands alone and a character
+ * cut at its end is one `\uFFFD`.
+ */
+const decodeAlone = (ids: ReadonlyArray<number>): string => {
+  sharedDecoder.decode()
+  const text = decode(ids)
+  return text + sharedDecoder.decode()
+}
+
+/**
+ * Decodes token ids with the o200k tokenizer; ids outside its vocabulary are skipped. Each call stands alone: a
+ * character whose tokens are cut at the end comes out as one `\uFFFD`.
+ */
 export const decodeKnown = (ids: Iterable<number>): string => {
   const known: Array<number> = []
   for (const id of ids) if (id < vocabularySize) known.push(id)
   try {
-    return decode(known)
+    return decodeAlone(known)
   } catch {
     return known.flatMap((id) => {
       try {
-        return [decode([id])]
+        return [decodeAlone([id])]
       } catch {
         return []
       }

@@ -1,6 +1,8 @@
 /**
  * The local box service: the contract's handlers, the request pipeline, the simulated runtime, the Responses engine,
- * webhooks and the inspection routes, composed into layers, and served over HTTP with `@effect/platform-node`.
+ * webhooks and the inspection routes, composed into layers, and served over HTTP: `@effect/platform-node` listens and
+ * closes, NodeHandler.ts answers each request (the contract's routes compiled by ContractRoutes.ts behind the request
+ * pipeline; a server span per request only with `LocalServiceConfig.requestTracing`).
  *
  * Routes outside `/v1` (docs/ASSUMPTIONS.md): `GET /openapi.json` (the contract's OpenAPI document),
  * `GET /_local/state` (the whole state as JSON, without secret values; `faults` counts injected faults and client
@@ -42,7 +44,11 @@ import * as ResponseEngine from "./ResponseEngine.js"
 import type * as Seed from "./Seed.js"
 import * as WebhookDelivery from "./WebhookDelivery.js"
 
-/** Hands the caller resolved by the request pipeline to handlers (the contract's bearer middleware). */
+/**
+ * The contract's bearer middleware: hands the caller resolved by the request pipeline (`RequestPipeline.make`, through
+ * `currentPrincipal`) to handlers when the contract is served by `HttpApiBuilder.httpApp`. The Node handler
+ * (NodeHandler.ts) does not run it: it provides the caller to handlers itself.
+ */
 const authorizationLayer = Layer.succeed(Authorization, {
   bearer: () =>
     Effect.flatMap(FiberRef.get(currentPrincipal), (principal) =>

@@ -1,18 +1,21 @@
 /**
- * The Node request handler of the local service: the contract's routes, as `HttpApiBuilder` builds them (path,
- * query, header and payload decoding with the contract's schemas, the handlers, success encoding), dispatched with
- * only the machinery the service needs, and answers written straight to Node's response.
+ * The Node request handler of the local service: the contract's routes (ContractRoutes.ts: compiled from the
+ * `HttpApi` contract and the handlers of its groups), dispatched with only the machinery the service needs, and
+ * answers written straight to Node's response.
  *
- * Per request: one fiber (forked at once, uninterruptible except where the router and the fault injector allow it),
- * running the request pipeline (RequestPipeline.ts), the router of the contract (`HttpRouter.toHttpApp` over the
- * routes the `HttpApiBuilder.group` layers registered) with the caller provided as `Principal`, and the error
- * envelope for every failure (ErrorResponse.ts). Left out compared with `HttpApiBuilder.httpApp` served by
- * `HttpServer.serve`: the server span (on with `LocalServiceConfig.requestTracing`), the per-request `Scope`,
- * pre-response handlers, the contract-level `Authorization` middleware (the pipeline already resolved the caller:
- * see {@link make}), the error encoding of the contract (every failure is answered by ErrorResponse.ts, as before),
- * and the fault injector when no fault is configured.
+ * A `/v1` request: steps 1-5 of the request pipeline (RequestPipeline.ts: draining, declared length,
+ * authentication, credits, the new-organization cap) run when it arrives, as plain code; its body is read with
+ * Node's events; then one fiber (uninterruptible, except where the router and the fault injector allow it) runs
+ * idempotency and the route, with the caller, route parameters and query put into the request's own context; every
+ * failure is answered with the error envelope (ErrorResponse.ts). The answer is written when the fiber ends. With a
+ * fault configured, the whole pipeline runs in the fiber behind the fault injector instead, faults first.
  *
- * `GET /openapi.json` is answered without a fiber, from bytes encoded once.
+ * Left out compared with `HttpApiBuilder.httpApp` served by `HttpServer.serve`: the server span (on with
+ * `LocalServiceConfig.requestTracing`), the per-request `Scope`, pre-response handlers, the contract-level
+ * `Authorization` middleware (the pipeline already resolved the caller: see {@link make}), the error encoding of the
+ * contract (every failure is answered by ErrorResponse.ts, as before), context merges and copies per request, and
+ * the fault injector when no fault is configured. `GET /openapi.json` is answered without a fiber, from bytes
+ * encoded once.
  *
  * Source: issue 6 (optimization: "cut machinery per request, not behaviour"); ../shared/notes/effect-3.22.md
  * (per-request costs of the Effect HTTP stack).
@@ -96,6 +99,28 @@ export const writeNow = (request: LocalRequest, response: HttpServerResponse.Htt
       return true
     default:
       return false
+  }
+}
+
+/**
+ * {@link writeNow}, never throwing: when Node refuses the answer (e.g. a header value it cannot send), a 500
+ * envelope goes out instead if nothing was sent yet, else the connection is closed.
+ */
+export const writeSafely = (request: LocalRequest, response: HttpServerResponse.HttpServerResponse): boolean => {
+  try {
+    return writeNow(request, response)
+  } catch {
+    const nodeResponse = request.response
+    if (nodeResponse.headersSent) {
+      nodeResponse.destroy()
+      return true
+    }
+    try {
+      return writeNow(request, ErrorResponse.fromApiError(ApiError.make.server("The answer could not be written.")))
+    } catch {
+      nodeResponse.destroy()
+      return true
+    }
   }
 }
 
@@ -275,10 +300,9 @@ export const make = (extra: ExtraRoutes) =>
     const faults = yield* FaultInjection
     const runtime = yield* Effect.runtime<never>()
     // The context of every request: the services of the contract's groups (what their handlers use), without the
-    // groups' layer scope, shared (RequestContextMap), plus the request; the caller is added by the pipeline once
-    // known. The fiber refs are the
-    // service's (logger, tracer, clock: a TestClock in tests). Fibers start uninterruptible (the router makes a
-    // handler interruptible, the fault injector its latency), as `HttpServer.serve` runs requests.
+    // groups' layer scope, shared (RequestContextMap), plus the request; the caller is added once known. The fiber
+    // refs are the service's (logger, tracer, clock: a TestClock in tests). Fibers start uninterruptible (the router
+    // makes a handler interruptible, the fault injector its latency), as `HttpServer.serve` runs requests.
     const services = Context.omit(Scope.Scope)(contract.services).unsafeMap
     const fiberRefs = runtime.fiberRefs
     const runtimeFlags = RuntimeFlags.disable(runtime.runtimeFlags, RuntimeFlags.Interruption)
@@ -327,12 +351,20 @@ export const make = (extra: ExtraRoutes) =>
         if (exit._tag === "Failure") {
           // Interrupted (the client left, or an injected reset): nothing to answer, unless the connection is still up.
           if (!nodeResponse.writableEnded && !nodeResponse.destroyed) {
-            writeNow(request, ErrorResponse.fromApiError(ApiError.make.server("The request was interrupted.")))
+            writeSafely(request, ErrorResponse.fromApiError(ApiError.make.server("The request was interrupted.")))
           }
           return
         }
         // Answers in memory are written now; a streamed one in a fiber of its own, which a client abort interrupts.
-        if (!writeNow(request, exit.value)) fiber = fork(request, writeResponse(request, exit.value))
+        if (!writeSafely(request, exit.value)) {
+          fiber = fork(
+            request,
+            Effect.catchAllCause(Effect.suspend(() => writeResponse(request, exit.value)), (cause) =>
+              Cause.isInterruptedOnly(cause)
+                ? endAfterFailure(nodeResponse)
+                : Effect.zipRight(endAfterFailure(nodeResponse), Effect.logError("an answer could not be written", cause)))
+          )
+        }
       })
       nodeResponse.on("close", () => {
         if (nodeResponse.writableEnded) return
@@ -349,10 +381,23 @@ export const make = (extra: ExtraRoutes) =>
     ) => {
       started.done()
       if (request.response.destroyed) faults.countClientAbort(request)
-      else writeNow(request, refusal)
+      else writeSafely(request, refusal)
     }
 
     const listener: NodeListener = (source, nodeResponse) => {
+      try {
+        receive(source, nodeResponse)
+      } catch (error) {
+        // Never expected: the steps before the fiber are plain reads of in-memory state.
+        runFork(Effect.logError("the local service could not take a request", error))
+        writeSafely(
+          LocalRequest.fromNode(source, nodeResponse),
+          ErrorResponse.fromApiError(ApiError.make.server())
+        )
+      }
+    }
+
+    const receive = (source: IncomingMessage, nodeResponse: ServerResponse) => {
       const url = source.url ?? "/"
       const queryAt = url.indexOf("?")
       const path = queryAt < 0 ? url : url.slice(0, queryAt)
@@ -378,5 +423,6 @@ export const make = (extra: ExtraRoutes) =>
         refusal === undefined ? serve(request, started.effect, started) : refuse(request, started, refusal)
       )
     }
+    const runFork = Runtime.runFork(Runtime.make({ context: Context.empty(), fiberRefs, runtimeFlags: runtime.runtimeFlags }))
     return listener
   })

@@ -7,15 +7,16 @@
  * 4. credits: 402 `credits_exhausted` with `billing_url`;
  * 5. the new-organization in-flight cap: 429 `rate_limited` with Retry-After, before anything runs;
  * 6. the body, read once (a chunked body is counted as it arrives: over `maxBodyBytes` it is a 400, never a dropped
- *    connection; `multipart/*` is a 400: no operation takes it) and handed on;
+ *    connection; `multipart/*` is a 400: no operation takes it) and handed on in the request object itself;
  * 7. idempotency on the endpoints annotated `Idempotent` (key over 255 bytes: 400 naming `Idempotency-Key`; replay
  *    with `Idempotent-Replayed: true`; 409 `conflict_error` for a reused key; 409 `server_error`
  *    `idempotent_request_in_flight`), then the handler.
  *
- * Per request this is one flat chain of effects in the request's fiber (no generators, no context merges): the
- * admission, length, credits and cap checks are plain functions over in-memory state; the caller is handed to the
- * contract as a service (`run(principal, request)`), and the body is read once into the request object itself when it
- * is the Node handler's {@link NodeRequest.LocalRequest}.
+ * Steps 1-5 only read in-memory state and run as one plain function (`Started.admit`, no effect); the Node handler
+ * runs them when a request arrives, reads the body with Node's events (`Started.readBody`), and only then starts
+ * the request's fiber for step 7 and the contract (`Started.effect`). `handle` runs the same steps inside an
+ * effect, for any `HttpServerRequest`. The caller is handed to the contract as a value (`run(principal, request)`),
+ * not through a context merge; a key that was found once is not wrapped in a new `Redacted` again.
  *
  * Source: spec "Authentication" 1, 4, 5; "Errors" rules 1-3; "Limits" (idempotency, new organization); issue 6
  * (per-request machinery).
@@ -285,7 +286,7 @@ interface StartedRules {
  */
 export class Started<E, R> {
   constructor(
-    /** Steps 1-7 (1-2 and the body read when done already), then the contract. */
+    /** Steps 1-7 (1-5 and the body read skipped when done already), then the contract. */
     readonly effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
     private readonly request: HttpServerRequest.HttpServerRequest,
     private readonly admittance: Admittance,

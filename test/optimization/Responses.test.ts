@@ -1,0 +1,128 @@
+/**
+ * The cheap paths of the Responses engine give the same results as the streamed one: the local model's whole answer
+ * equals its token-by-token pieces joined (same token total); a foreground (or background) response, run without
+ * events from whole pieces, ends in the same final object as the streamed response of the same request, for every
+ * `max_output_tokens` (cuts inside multi-token characters included) and with or without reasoning; background
+ * requests wait in a queue served by workers, and many of them all complete.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Schedule } from "effect"
+import { it as vitestIt } from "vitest"
+import { countTokens, type GenerateRequest, localChunks, localReply } from "../../src/Server/LanguageModel.js"
+import * as Harness from "../support/Harness.js"
+import { getResponse, parseSse, postResponse } from "../responses/support.js"
+
+const model = "boxkit-local"
+
+/** A request of the local model for `text` (as the engine builds it). */
+const generateRequest = (text: string, reasoningEffort?: string, stream?: boolean): GenerateRequest => ({
+  model,
+  messages: [{ role: "user", parts: [{ type: "text", text }] }],
+  promptTokenIds: undefined,
+  maxOutputTokens: undefined,
+  temperature: undefined,
+  topP: undefined,
+  reasoningEffort,
+  stream
+})
+
+/** A final object with its response-specific ids (`resp_`, `rs_`, `msg_` suffixes, created_at) blanked. */
+const normalized = (response: any) =>
+  JSON.parse(
+    JSON.stringify({ ...response, id: "resp", created_at: 0 }).replaceAll(response.id.slice("resp_".length), "ID")
+  )
+
+/** Reads a response until it is finished (every 10 ms, at most 10 s). */
+const finished = (id: string) =>
+  Effect.gen(function*() {
+    while (true) {
+      const answer = yield* getResponse(id)
+      if (answer.json?.status !== "queued" && answer.json?.status !== "in_progress") return answer
+      yield* Effect.sleep("10 millis")
+    }
+  }).pipe(Effect.timeout("10 seconds"))
+
+const inputs = ["Tell me about boxes.", "héllo 世界 🙂🙂 — naïve café ⛵ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 test"]
+
+describe("the local model's whole answer", () => {
+  for (const input of inputs) {
+    for (const effort of [undefined, "high"]) {
+      const label = `${JSON.stringify(input).slice(0, 24)} effort ${effort ?? "none"}`
+      // Plain vitest `it`: no Effect involved.
+      vitestIt(`equals its streamed pieces joined, with the same token totals (${label})`, () => {
+        const pieces = localChunks(generateRequest(input, effort, true))
+        const whole = localChunks(generateRequest(input, effort, false))
+        const join = (tag: string, chunks: typeof pieces) =>
+          chunks.filter((chunk) => chunk._tag === tag).map((chunk) => "text" in chunk ? chunk.text : "").join("")
+        const tokens = (tag: string, chunks: typeof pieces) =>
+          chunks.filter((chunk) => chunk._tag === tag).reduce((sum, chunk) => sum + ("tokens" in chunk ? chunk.tokens : 0), 0)
+        for (const tag of ["Reasoning", "Text"]) {
+          expect(join(tag, whole)).toBe(join(tag, pieces))
+          expect(tokens(tag, whole)).toBe(tokens(tag, pieces))
+        }
+        const reply = localReply(generateRequest(input, effort))
+        expect(join("Text", whole)).toBe(reply.text)
+        expect(tokens("Text", whole)).toBe(countTokens(reply.text))
+        expect(whole.length).toBe(effort === undefined ? 1 : 2)
+      })
+    }
+  }
+})
+
+layer(Harness.serviceWithClient(), { excludeTestServices: true })("non-streamed responses", (it) => {
+  it.effect("end in the same final object as the streamed response, for every max_output_tokens, with and without reasoning", () =>
+    Effect.gen(function*() {
+      const limits = [...Array.from({ length: 70 }, (_, index) => index + 1), undefined]
+      for (const input of inputs) {
+        for (const reasoning of [undefined, { effort: "high" }]) {
+          for (const max_output_tokens of limits) {
+            const request = { model, input, max_output_tokens, reasoning }
+            const label = JSON.stringify({ input: input.slice(0, 10), max_output_tokens, reasoning })
+            const foreground = yield* postResponse(request)
+            expect(foreground.status, label).toBe(200)
+            const streamed = yield* postResponse({ ...request, stream: true })
+            const final = parseSse(streamed.text).at(-1)!.data.response
+            expect(normalized(foreground.json), label).toEqual(normalized(final))
+            // What the answer said is what is stored.
+            expect((yield* getResponse(foreground.json.id)).json, label).toEqual(foreground.json)
+          }
+        }
+      }
+    }), 60_000)
+
+  it.effect("a background response ends in the same final object as the foreground one", () =>
+    Effect.gen(function*() {
+      for (const max_output_tokens of [3, 13, undefined]) {
+        const request = { model, input: inputs[1], max_output_tokens, reasoning: { effort: "high" } }
+        const foreground = yield* postResponse(request)
+        const accepted = yield* postResponse({ ...request, background: true })
+        expect(accepted.status).toBe(202)
+        expect(accepted.json.status).toBe("queued")
+        const done = yield* finished(accepted.json.id)
+        const { background: _b, ...fromBackground } = normalized(done.json)
+        const { background: _f, ...fromForeground } = normalized(foreground.json)
+        expect(fromBackground).toEqual(fromForeground)
+      }
+    }))
+
+  it.effect("2,000 background requests accepted at once all complete (queued, then run by the workers)", () =>
+    Effect.gen(function*() {
+      const accepted = yield* Effect.forEach(
+        Array.from({ length: 2000 }, (_, index) => index),
+        (index) => Effect.map(postResponse({ model, input: `job ${index}`, background: true }), (answer) => answer.json),
+        { concurrency: 64 }
+      )
+      expect(accepted.every((response) => response.status === "queued")).toBe(true)
+      const pending = new Set(accepted.map((response) => response.id as string))
+      yield* Effect.gen(function*() {
+        for (const id of [...pending]) {
+          const answer = yield* getResponse(id)
+          if (answer.json.status === "completed") pending.delete(id)
+        }
+      }).pipe(
+        Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: () => pending.size === 0 }),
+        Effect.timeout("20 seconds")
+      )
+      expect(pending.size).toBe(0)
+    }), 60_000)
+})

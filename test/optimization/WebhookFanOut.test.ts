@@ -1,0 +1,89 @@
+/**
+ * Webhook fan-out of the local service (WebhookDelivery.ts) over real HTTP: thousands of deliveries handed over at
+ * once all arrive, once each, quickly (deliveries wait in a queue for the workers, rather than each as a fiber on a
+ * semaphore, whose every release woke all waiters); attempts stay within `concurrency`; with the toolkit's client an
+ * attempt's timeout is a plain timer and is logged as "timed out after N ms", with the platform's client it is a
+ * racing fiber and logged the same.
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Layer, Redacted } from "effect"
+import * as UndiciHttpClient from "../../src/Client/UndiciHttpClient.js"
+import * as Repositories from "../../src/Server/Repositories.js"
+import * as WebhookDelivery from "../../src/Server/WebhookDelivery.js"
+import { fakeServer } from "../responses/support.js"
+
+/** The delivery service and its repositories, over `client`. */
+const deliveries = (client: Layer.Layer<any>, options: WebhookDelivery.DeliveryOptions = {}) =>
+  WebhookDelivery.layer(options).pipe(Layer.provideMerge(Repositories.layerMemory), Layer.provide(client))
+
+/** Waits (every 10 ms, at most `seconds`) until `done` holds. */
+const until = (done: () => boolean, seconds = 20) =>
+  Effect.sleep("10 millis").pipe(Effect.repeat({ until: done }), Effect.timeout(Duration.seconds(seconds)))
+
+describe("webhook fan-out", () => {
+  it.scopedLive("3,000 deliveries handed over at once all arrive once each, with at most `concurrency` in flight", () =>
+    Effect.gen(function*() {
+      let inFlight = 0
+      let most = 0
+      const seen = new Map<string, number>()
+      const receiver = yield* fakeServer((request, response) => {
+        inFlight++
+        most = Math.max(most, inFlight)
+        const id = JSON.parse(request.body).id as string
+        seen.set(id, (seen.get(id) ?? 0) + 1)
+        setTimeout(() => {
+          inFlight--
+          response.writeHead(200).end("{}")
+        }, 1)
+      })
+      // (fakeServer answers the request once its body has arrived; `inFlight` counts requests being answered.)
+      receiver.server.keepAliveTimeout = 10_000
+      const context = yield* Layer.build(deliveries(UndiciHttpClient.layer, { concurrency: 32 }))
+      const delivery = Effect.provide(WebhookDelivery.WebhookDelivery, context)
+      const service = yield* delivery
+      const started = Date.now()
+      for (let index = 0; index < 3000; index++) {
+        yield* service.deliver({
+          responseId: `resp_${index}`,
+          url: `${receiver.url}/hook`,
+          token: Redacted.make("token"),
+          body: { id: `resp_${index}`, object: "response", status: "completed" }
+        })
+      }
+      yield* until(() => seen.size === 3000)
+      const elapsed = Date.now() - started
+      expect([...seen.values()].every((count) => count === 1)).toBe(true)
+      expect(most).toBeLessThanOrEqual(32)
+      // Generous: about 1 s on this machine; the waiter storm it replaces took minutes for 3,000.
+      expect(elapsed).toBeLessThan(15_000)
+      const log = yield* Effect.provide(Effect.flatMap(Repositories.Logs, (logs) => logs.deliveries), context)
+      expect(log.filter((entry) => entry.ok)).toHaveLength(3000)
+      expect(receiver.received[0].headers.authorization).toBe("Bearer token")
+    }), 60_000)
+
+  for (const [name, client] of [["the toolkit's client", UndiciHttpClient.layer], ["the platform's client", NodeHttpClient.layerUndici]] as const) {
+    it.scopedLive(`with ${name}, an attempt past its timeout fails "timed out after N ms" and the round goes on`, () =>
+      Effect.gen(function*() {
+        const receiver = yield* fakeServer(() => {
+          // Never answers.
+        })
+        const context = yield* Layer.build(deliveries(client, { attemptTimeout: Duration.millis(100) }))
+        const service = yield* Effect.provide(WebhookDelivery.WebhookDelivery, context)
+        yield* service.deliver({ responseId: "resp_slow", url: receiver.url, token: null, body: { id: "resp_slow" } })
+        const read = Effect.provide(Effect.flatMap(Repositories.Logs, (logs) => logs.deliveries), context)
+        let log: ReadonlyArray<Repositories.WebhookDeliveryEntry> = []
+        yield* Effect.flatMap(read, (entries) => Effect.sync(() => (log = entries))).pipe(
+          Effect.zipRight(Effect.sleep("20 millis")),
+          Effect.repeat({ until: () => log.length >= 3 }),
+          Effect.timeout("5 seconds")
+        )
+        expect(log.slice(0, 3).map((entry) => [entry.round, entry.attempt, entry.ok, entry.error])).toEqual([
+          [1, 1, false, "timed out after 100 ms"],
+          [1, 2, false, "timed out after 100 ms"],
+          [1, 3, false, "timed out after 100 ms"]
+        ])
+        expect(receiver.received.length).toBe(3)
+      }))
+  }
+})

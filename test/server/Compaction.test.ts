@@ -1,0 +1,154 @@
+/**
+ * The compact in-memory state of the local service (issue 6, memory): remembered idempotent answers as one flat
+ * string per key, swept oldest first; the lifetime index of boxes; the per-request context over shared services.
+ */
+import { HttpServerRequest } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Duration, Effect, Layer, Option, TestClock } from "effect"
+import { Principal } from "../../src/Contract/Principal.js"
+import * as Idempotency from "../../src/Server/Idempotency.js"
+import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
+import { RequestContextMap } from "../../src/Server/NodeHandler.js"
+import * as Repositories from "../../src/Server/Repositories.js"
+
+const answer: Idempotency.RememberedAnswer = {
+  status: 201,
+  headers: { "content-type": "application/json", "retry-after": "3" },
+  body: Uint8Array.from({ length: 256 }, (_, index) => index)
+}
+
+const store = Idempotency.layerMemory.pipe(
+  Layer.provide(LocalServiceConfig.layer({ idempotencyRetention: Duration.hours(24) }))
+)
+
+const settle = (scope: string, key: string, print: string, remembered = answer) =>
+  Effect.flatMap(Idempotency.IdempotencyStore, (keys) =>
+    Effect.flatMap(keys.claim(scope, key, print), (claim) => {
+      if (claim._tag !== "Started") return Effect.dieMessage(`expected Started, got ${claim._tag}`)
+      return claim.settle(remembered)
+    }))
+
+describe("remembered answers", () => {
+  it("are one flat string that gives back the status, the headers and every byte of the body", () => {
+    const encoded = Idempotency.encodeSettled(1_700_000_000_123, "f1ngerprint/+=", answer)
+    expect(typeof encoded).toBe("string")
+    expect(Idempotency.settledExpiry(encoded)).toBe(1_700_000_000_123)
+    expect(Idempotency.settledFingerprint(encoded)).toBe("f1ngerprint/+=")
+    const decoded = Idempotency.decodeSettled(encoded)
+    expect(decoded.status).toBe(201)
+    expect(decoded.headers).toEqual(answer.headers)
+    expect(Array.from(decoded.body)).toEqual(Array.from(answer.body))
+  })
+
+  it.effect("replay the same answer, refuse another fingerprint, and are kept per API key", () =>
+    Effect.gen(function*() {
+      const keys = yield* Idempotency.IdempotencyStore
+      yield* settle("key-a", "k1", "print-1")
+      const replay = yield* keys.claim("key-a", "k1", "print-1")
+      expect(replay._tag).toBe("Replay")
+      if (replay._tag === "Replay") expect(Array.from(replay.answer.body)).toEqual(Array.from(answer.body))
+      expect((yield* keys.claim("key-a", "k1", "print-2"))._tag).toBe("Mismatch")
+      expect((yield* keys.claim("key-b", "k1", "print-2"))._tag).toBe("Started")
+      expect(yield* keys.size).toBe(2)
+    }).pipe(Effect.provide(store)))
+
+  it.effect("expire after the retention; the sweep drops expired keys oldest first and keeps running ones", () =>
+    Effect.gen(function*() {
+      const keys = yield* Idempotency.IdempotencyStore
+      yield* settle("key-a", "old", "p")
+      yield* TestClock.adjust(Duration.hours(12))
+      yield* settle("key-a", "young", "p")
+      const running = yield* keys.claim("key-a", "running", "p")
+      expect(running._tag).toBe("Started")
+      expect(yield* keys.size).toBe(3)
+      yield* TestClock.adjust(Duration.hours(13))
+      // 1,024 claims run the sweep once (each of these is a new key of another API key, released at once).
+      for (let index = 0; index < 1024; index++) {
+        const claim = yield* keys.claim("key-c", `k${index}`, "p")
+        if (claim._tag === "Started") yield* claim.release
+      }
+      expect(yield* keys.size).toBe(2)
+      expect((yield* keys.claim("key-a", "young", "p"))._tag).toBe("Replay")
+      expect((yield* keys.claim("key-a", "running", "p"))._tag).toBe("InFlight")
+      expect((yield* keys.claim("key-a", "old", "p"))._tag).toBe("Started")
+    }).pipe(Effect.provide(store)))
+
+  it.effect("a released key is forgotten; a second settle of a released claim records nothing", () =>
+    Effect.gen(function*() {
+      const keys = yield* Idempotency.IdempotencyStore
+      const claim = yield* keys.claim("key-a", "k", "p")
+      if (claim._tag !== "Started") return yield* Effect.dieMessage("expected Started")
+      yield* claim.release
+      yield* claim.settle(answer)
+      expect(yield* keys.size).toBe(0)
+      expect((yield* keys.claim("key-a", "k", "p"))._tag).toBe("Started")
+    }).pipe(Effect.provide(store)))
+})
+
+const box = (id: string, overrides: Partial<Repositories.BoxRecord> = {}): Repositories.BoxRecord => ({
+  id,
+  orgId: "org",
+  creatorKeyId: "key",
+  creatorUserId: null,
+  name: id,
+  appId: "app",
+  image: { base: "debian" },
+  size: "m",
+  vcpus: 4,
+  memoryLimitGib: 32,
+  stateDiskLimitGib: 128,
+  maxLifetimeSeconds: null,
+  visibility: "org",
+  egressPolicy: null,
+  listeners: Repositories.noListeners,
+  status: "running",
+  errorMessage: undefined,
+  guestSchemaVersion: 1,
+  pendingUpgrade: false,
+  createdAtMillis: 0,
+  persistent: true,
+  hasClipboard: true,
+  clipboard: null,
+  terminalSizes: Repositories.noTerminalSizes,
+  bootCount: 1,
+  ...overrides
+})
+
+describe("the lifetime index of boxes", () => {
+  it.effect("lists exactly the boxes past their lifetime that are not terminated", () =>
+    Effect.gen(function*() {
+      const boxes = yield* Repositories.Boxes
+      yield* boxes.insert(box("forever"))
+      yield* boxes.insert(box("short", { maxLifetimeSeconds: 10 }))
+      yield* boxes.insert(box("long", { maxLifetimeSeconds: 100 }))
+      expect((yield* boxes.expired(9_999)).map((record) => record.id)).toEqual([])
+      expect((yield* boxes.expired(10_000)).map((record) => record.id)).toEqual(["short"])
+      expect((yield* boxes.expired(1_000_000)).map((record) => record.id).sort()).toEqual(["long", "short"])
+      yield* boxes.update("short", (record) => ({ ...record, status: "terminated" }))
+      expect((yield* boxes.expired(1_000_000)).map((record) => record.id)).toEqual(["long"])
+      expect(Option.isSome(yield* boxes.get("short"))).toBe(true)
+    }).pipe(Effect.provide(Repositories.boxesMemory)))
+})
+
+describe("the context of a request", () => {
+  const Shared = Context.GenericTag<"Shared", string>("test/Shared")
+  const shared = Context.make(Shared, "service").unsafeMap
+
+  it("reads its own entries over the shared services, and copies of it hold both", () => {
+    const map = new RequestContextMap(shared)
+    map.set(Principal.key, { keyId: "k" })
+    const context = Context.unsafeMake<never>(map)
+    expect(Context.unsafeGet(context, Shared as any)).toBe("service")
+    expect(Context.unsafeGet(context, Principal as any)).toEqual({ keyId: "k" })
+    expect(map.size).toBe(2)
+    expect([...map.keys()].sort()).toEqual([Principal.key, "test/Shared"].sort())
+    const copied = Context.add(context, HttpServerRequest.HttpServerRequest, {} as any)
+    expect(copied.unsafeMap.size).toBe(3)
+    expect(Context.unsafeGet(copied, Shared as any)).toBe("service")
+    map.set("test/Shared", "own")
+    expect(map.get("test/Shared")).toBe("own")
+    expect(map.size).toBe(2)
+    expect(Object.fromEntries(map)["test/Shared"]).toBe("own")
+    expect(shared.get("test/Shared")).toBe("service")
+  })
+})

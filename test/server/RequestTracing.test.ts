@@ -1,0 +1,50 @@
+/**
+ * The request span of the local service (LocalServiceConfig.requestTracing, issue 6): off by default (no span per
+ * request), and when turned on one `http.server METHOD` span per request with method, path, route, status and the
+ * request headers, the `Authorization` header redacted.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as Capture from "../resilience/Capture.js"
+import * as Harness from "../support/Harness.js"
+
+const find = Harness.fetchRaw("/v1/apps/find", {
+  method: "POST",
+  headers: Harness.auth("sk_acme_org"),
+  body: JSON.stringify({ name: "traced-app", mint_if_missing: true })
+})
+
+const serverSpans = (recorder: Capture.Recorder) => recorder.spans.filter((span) => span.name.startsWith("http.server"))
+
+describe("request tracing", () => {
+  it.live("is off by default: requests make no server span", () =>
+    Effect.gen(function*() {
+      const recorder = yield* Capture.make
+      const status = yield* recorder.record(Effect.provide(Effect.map(find, (response) => response.status), Harness.service()))
+      expect(status).toBe(200)
+      expect(serverSpans(recorder)).toEqual([])
+    }))
+
+  it.live("when turned on, every request is a server span with method, path, route and status; the key is redacted", () =>
+    Effect.gen(function*() {
+      const recorder = yield* Capture.make
+      const statuses = yield* recorder.record(Effect.provide(
+        Effect.all([find, Harness.fetchRaw("/v1/secrets/NO_SUCH_SECRET", { headers: Harness.auth("sk_acme_org") })]),
+        Harness.service({ requestTracing: true })
+      ))
+      expect(statuses.map((response) => response.status)).toEqual([200, 404])
+      const spans = serverSpans(recorder)
+      expect(spans.map((span) => span.name)).toEqual(["http.server POST", "http.server GET"])
+      const [post, get] = spans.map((span) => Object.fromEntries(span.attributes))
+      expect(post).toMatchObject({
+        "http.request.method": "POST",
+        "url.path": "/v1/apps/find",
+        "http.route": "/v1/apps/find",
+        "http.response.status_code": 200
+      })
+      expect(get).toMatchObject({ "url.path": "/v1/secrets/NO_SUCH_SECRET", "http.response.status_code": 404 })
+      expect(String(post["http.request.header.authorization"])).not.toContain("sk_acme_org")
+      expect(recorder.text()).not.toContain("sk_acme_org")
+      expect(spans.every((span) => span.status._tag === "Ended")).toBe(true)
+    }))
+})

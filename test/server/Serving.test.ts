@@ -1,0 +1,100 @@
+/**
+ * How the local service serves requests (issue 6): boots wait in one queue and happen after the boot delay on the
+ * service's clock; a request whose client leaves while its body arrives is counted out and as a client abort; no
+ * fault injector runs without faults; every operation of the contract but the Responses group runs compiled.
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Layer, TestClock } from "effect"
+import * as http from "node:http"
+import * as ContractRoutes from "../../src/Server/ContractRoutes.js"
+import * as FaultInjection from "../../src/Server/FaultInjection.js"
+import * as LocalService from "../../src/Server/LocalService.js"
+import { noFaults } from "../../src/Server/LocalServiceConfig.js"
+import * as Routes from "../../src/Server/Routes.js"
+import * as C from "../conformance/support/Conformance.js"
+import * as Harness from "../support/Harness.js"
+
+describe("boots", () => {
+  it.effect("boxes boot in order, each after the boot delay from its creation, on the service's clock", () =>
+    C.withService({ bootDelay: Duration.millis(150) })(Effect.gen(function*() {
+      const first = yield* C.createBox({ name: "first" })
+      yield* TestClock.adjust("100 millis")
+      const second = yield* C.createBox({ name: "second" })
+      const failing = yield* C.createBox({ name: "failing", image: { base: "boxkit/fail-to-start" } })
+      const statuses = Effect.map(C.state, (state) =>
+        [first, second, failing].map((id) => state.boxes.find((box: any) => box.id === id).status))
+      expect(yield* statuses).toEqual(["creating", "creating", "creating"])
+      yield* TestClock.adjust("60 millis")
+      expect(yield* statuses).toEqual(["running", "creating", "creating"])
+      yield* TestClock.adjust("100 millis")
+      expect(yield* statuses).toEqual(["running", "running", "failed"])
+      const later = yield* C.createBox({ name: "later" })
+      yield* TestClock.adjust("150 millis")
+      expect((yield* C.boxState(later)).status).toBe("running")
+    })))
+})
+
+/** `GET /_local/state` (with the fault counts), polled on real time until `done` holds (at most 5 s). */
+const localStateWhen = (done: (state: any) => boolean) =>
+  Effect.gen(function*() {
+    const started = Date.now()
+    while (true) {
+      const state = (yield* Harness.fetchRaw("/_local/state")).json
+      if (done(state)) return state
+      if (Date.now() - started > 5000) return yield* Effect.dieMessage(`state not reached: ${JSON.stringify(state.faults)}`)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+    }
+  })
+
+describe("a client that leaves while its body arrives", () => {
+  it.effect("is counted out of the requests in flight and counted as a client abort", () =>
+    C.withService()(Effect.gen(function*() {
+      const base = new URL((yield* LocalService.baseUrl).replace(/\/v1$/, ""))
+      const request = http.request({
+        host: base.hostname,
+        port: base.port,
+        path: "/v1/boxes",
+        method: "POST",
+        headers: { ...C.auth(), "content-length": 100 }
+      })
+      request.on("error", () => {})
+      request.flushHeaders()
+      request.write("{\"name\":")
+      yield* Effect.gen(function*() {
+        const held = yield* localStateWhen((state) => state.in_flight === 1)
+        expect(held.faults.client_aborts).toBe(0)
+        request.destroy()
+        const after = yield* localStateWhen((state) => state.in_flight === 0 && state.faults.client_aborts === 1)
+        expect(after.boxes).toEqual([])
+        expect(after.faults.requests).toBe(1)
+      }).pipe(Effect.ensuring(Effect.sync(() => request.destroy())))
+    })))
+})
+
+describe("fault injection", () => {
+  it("is enabled only when some fault can be drawn or a latency is set", () => {
+    expect(FaultInjection.isEnabled(noFaults)).toBe(false)
+    expect(FaultInjection.isEnabled(FaultInjection.settings({ rates: { "503": 0.1 } }))).toBe(true)
+    expect(FaultInjection.isEnabled(FaultInjection.settings({ latency: "1 millis" }))).toBe(true)
+  })
+})
+
+describe("the contract's routes", () => {
+  it.effect("every operation but the Responses group's runs compiled", () =>
+    Effect.gen(function*() {
+      const contract = yield* ContractRoutes.routes
+      const expected = Routes.routes.map((route) => route.name).filter((name) => !name.startsWith("responses."))
+      expect([...contract.compiled].sort()).toEqual(expected.sort())
+      expect(contract.routes.length).toBe(Routes.routes.length)
+    }).pipe(
+      Effect.provide(
+        Layer.provideMerge(LocalService.apiLayer, Layer.merge(HttpApiBuilder.Router.Live, ContractRoutes.Registry.layer)).pipe(
+          Layer.provideMerge(LocalService.layerServices(Harness.seed)),
+          Layer.provide(NodeHttpClient.layerUndici)
+        )
+      ),
+      Effect.scoped
+    ))
+})
