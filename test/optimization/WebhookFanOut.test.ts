@@ -57,8 +57,16 @@ describe("webhook fan-out", () => {
       expect(most).toBeLessThanOrEqual(32)
       // Generous: about 1 s on this machine; the waiter storm it replaces took minutes for 3,000.
       expect(elapsed).toBeLessThan(15_000)
-      const log = yield* Effect.provide(Effect.flatMap(Repositories.Logs, (logs) => logs.deliveries), context)
-      expect(log.filter((entry) => entry.ok)).toHaveLength(3000)
+      // Each attempt is logged once its answer has arrived (just after the receiver saw the request).
+      const read = Effect.provide(Effect.flatMap(Repositories.Logs, (logs) => logs.deliveries), context)
+      let log: ReadonlyArray<Repositories.WebhookDeliveryEntry> = []
+      yield* Effect.flatMap(read, (entries) => Effect.sync(() => (log = entries))).pipe(
+        Effect.zipRight(Effect.sleep("10 millis")),
+        Effect.repeat({ until: () => log.length >= 3000 }),
+        Effect.timeout("10 seconds")
+      )
+      expect(log).toHaveLength(3000)
+      expect(log.every((entry) => entry.ok && entry.round === 1 && entry.attempt === 1)).toBe(true)
       expect(receiver.received[0].headers.authorization).toBe("Bearer token")
     }), 60_000)
 
