@@ -1,10 +1,14 @@
 /**
- * The shared transport of every client service: the client derived from the contract, with the bearer key added
- * (from `Redacted`; `authorization` is redacted in span attributes by `@effect/platform`), a caller's non-ASCII
- * `Idempotency-Key` sent as its UTF-8 bytes, error answers decoded into the typed errors by `type` (with status,
- * `Retry-After` and `billing_url`), and `call`, which runs one logical call with per-attempt timeouts, the retry
- * Schedule and the overall deadline. Per-call retry settings: {@link withRetry} or a service method's `retry`
- * option.
+ * The shared transport of every client service: the client derived from the contract (ContractClient.ts, the shape of
+ * `HttpApiClient` at a fraction of its cost per call), with the bearer key added (from `Redacted`; `authorization`
+ * is redacted by name wherever `@effect/platform` shows headers), a caller's non-ASCII `Idempotency-Key` sent as its
+ * UTF-8 bytes, error answers decoded into the typed errors by `type` (with status, `Retry-After` and `billing_url`),
+ * and `call`, which runs one logical call with per-attempt timeouts, the retry Schedule and the overall deadline.
+ * Per-call retry settings: {@link withRetry} or a service method's `retry` option.
+ *
+ * Cost per call (issue 6): one timer per attempt (in the HTTP client when it is the toolkit's own and the clock is
+ * live, else a racing fiber), the retry Schedule set up only after a failure, settings merged only when overridden,
+ * span attributes only when there is an operation span (Tracing.ts).
  *
  * Source: spec "Authentication" 1, 6; "Errors"; "Limits" (Idempotency-Key); docs/ASSUMPTIONS.md (client behaviour).
  *
@@ -346,9 +350,12 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
      * the attempt in flight, which aborts its HTTP request. The settings are `BoxkitConfig.retry` with the
      * overrides of {@link withRetry} and `options.retry`.
      *
-     * How it is bounded: each attempt gets one timer of `min(attemptTimeout, time left before the deadline)`
-     * (`Timeout.timeoutFail`); a retry whose wait would reach the deadline is not made (`Retry.schedule`), so no
-     * second timer is needed for the deadline. The retry Schedule is only set up after a first failure.
+     * How it is bounded: each attempt gets one timer of `min(attemptTimeout, time left before the deadline)`; a
+     * retry whose wait would reach the deadline is not made (`Retry.schedule`), so no second timer is needed for the
+     * deadline. With the toolkit's own `HttpClient` (`UndiciHttpClient`) and the live clock, the timer is the
+     * client's (`UndiciHttpClient.withDeadline`: it bounds the HTTP exchanges the attempt runs on this fiber, which
+     * is where an attempt of this transport waits); otherwise a racing fiber (`Timeout.timeoutFail`). The retry
+     * Schedule is only set up after a first failure.
      *
      * The current operation span (e.g. `Boxes.create`; see Tracing.ts) gets `boxkit.attempts`,
      * `boxkit.safe_to_repeat`, `boxkit.outcome` (`success` or `failure`) and on failure `boxkit.error`,

@@ -66,10 +66,13 @@ export interface ReceiverOptions<E, R> {
 }
 
 /** Constant-time comparison of a presented bearer token with the expected one. */
-export const tokenMatches = (header: string | undefined, expected: Redacted.Redacted<string>): boolean => {
+export const tokenMatches = (header: string | undefined, expected: Redacted.Redacted<string>): boolean =>
+  bytesMatch(header, Buffer.from(Redacted.value(expected)))
+
+/** {@link tokenMatches} against the expected token's bytes (computed once per receiver). */
+const bytesMatch = (header: string | undefined, wanted: Buffer): boolean => {
   const match = /^Bearer[ \t]+(\S+)$/i.exec(header ?? "")
   const presented = Buffer.from(match?.[1] ?? "")
-  const wanted = Buffer.from(Redacted.value(expected))
   // Compare equal-length buffers so the time does not depend on where they differ.
   const same = timingSafeEqual(
     presented.length === wanted.length ? presented : Buffer.alloc(wanted.length),
@@ -78,7 +81,19 @@ export const tokenMatches = (header: string | undefined, expected: Redacted.Reda
   return same && presented.length === wanted.length
 }
 
-const decodeBody = Schema.decodeUnknown(ModelResponse)
+const decodeBody = Schema.decodeUnknownEither(ModelResponse)
+
+// The fixed answers, made once (a response is an immutable value).
+const answers = {
+  methodNotAllowed: HttpServerResponse.empty({ status: 405 }),
+  badToken: HttpServerResponse.unsafeJson({ error: "invalid webhook token" }, { status: 401 }),
+  notAResponse: HttpServerResponse.unsafeJson({ error: "the body is not a model response" }, { status: 400 }),
+  duplicate: HttpServerResponse.unsafeJson({ received: true, duplicate: true }),
+  busy: HttpServerResponse.unsafeJson({ error: "this response is being handled; retry later" }, { status: 409 }),
+  received: HttpServerResponse.unsafeJson({ received: true, duplicate: false }),
+  handlerFailed: HttpServerResponse.unsafeJson({ error: "the handler failed; deliver again" }, { status: 500 }),
+  broken: HttpServerResponse.empty({ status: 500 })
+}
 
 /** The receiver as an `HttpApp` to mount in your own server (any path). */
 export const makeHttpApp = <E, R>(
@@ -87,31 +102,25 @@ export const makeHttpApp = <E, R>(
   Effect.gen(function*() {
     const store = options.store ?? (yield* memoryStore())
     const handling = new Set<string>()
+    const wanted = options.token === undefined ? undefined : Buffer.from(Redacted.value(options.token))
     return Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      if (request.method !== "POST") return HttpServerResponse.empty({ status: 405 })
-      if (options.token !== undefined && !tokenMatches(request.headers.authorization, options.token)) {
-        return HttpServerResponse.unsafeJson({ error: "invalid webhook token" }, { status: 401 })
-      }
-      const body = yield* Effect.either(Effect.flatMap(request.json, decodeBody))
-      if (body._tag === "Left") {
-        return HttpServerResponse.unsafeJson({ error: "the body is not a model response" }, { status: 400 })
-      }
+      if (request.method !== "POST") return answers.methodNotAllowed
+      if (wanted !== undefined && !bytesMatch(request.headers.authorization, wanted)) return answers.badToken
+      const json = yield* Effect.either(request.json)
+      const body = json._tag === "Right" ? decodeBody(json.right) : json
+      if (body._tag === "Left") return answers.notAResponse
       const response = body.right
-      if (yield* store.seen(response.id)) return HttpServerResponse.unsafeJson({ received: true, duplicate: true })
-      if (handling.has(response.id)) {
-        return HttpServerResponse.unsafeJson({ error: "this response is being handled; retry later" }, { status: 409 })
-      }
+      if (yield* store.seen(response.id)) return answers.duplicate
+      if (handling.has(response.id)) return answers.busy
       handling.add(response.id)
       const outcome = yield* options.handler(response).pipe(
         Effect.zipRight(store.remember(response.id)),
         Effect.either,
         Effect.ensuring(Effect.sync(() => handling.delete(response.id)))
       )
-      return outcome._tag === "Right"
-        ? HttpServerResponse.unsafeJson({ received: true, duplicate: false })
-        : HttpServerResponse.unsafeJson({ error: "the handler failed; deliver again" }, { status: 500 })
-    }).pipe(Effect.catchAllCause(() => Effect.succeed(HttpServerResponse.empty({ status: 500 }))))
+      return outcome._tag === "Right" ? answers.received : answers.handlerFailed
+    }).pipe(Effect.catchAllCause(() => Effect.succeed(answers.broken)))
   })
 
 /** The address of a running receiver, e.g. `http://127.0.0.1:40123/webhooks`. */

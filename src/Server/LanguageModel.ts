@@ -3,8 +3,10 @@
  * local model here ({@link localLayer}) and an adapter to any OpenAI-compatible upstream (`UpstreamModel.ts`).
  *
  * A model answers a {@link GenerateRequest} with a stream of {@link ModelChunk}s: text and reasoning pieces with the
- * number of output tokens each one took, and a `Length` marker when the model itself stopped at its token limit. The
- * Responses engine turns them into output items, streaming events and usage.
+ * number of output tokens each one took, and a `Length` marker when the model itself stopped at its token limit; and
+ * optionally with its whole answer at once (`answer`), for requests that are not streamed. The Responses engine turns
+ * them into output items, streaming events and usage. The local model answers a streamed request token by token and
+ * any other in whole pieces (each counted with the tokenizer once).
  *
  * Source: spec "What the service does" (an asynchronous text-generation API), "POST {api_url}/responses" (input
  * kinds, the instruction text as a system message, the pre-tokenized prompt forwarded verbatim); docs/ASSUMPTIONS.md

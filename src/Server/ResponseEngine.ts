@@ -4,9 +4,12 @@
  * cached prefix tokens under a `prompt_cache_key`), stores the result, streams Responses events, hands finished
  * results to the completion webhook, and expires results 10 minutes after their first successful delivery.
  *
- * Every mode runs the same event stream ({@link StreamEvent}s, the hosted Responses API's names and shapes): a
- * streamed request sends it as Server-Sent Events, a foreground request answers its final object, a background
- * request runs it later.
+ * Every mode applies the model's answer through the same state (output items, the token budget, usage): a streamed
+ * request gets it token by token as {@link StreamEvent}s (the hosted Responses API's names and shapes) sent as
+ * Server-Sent Events; a foreground request gets the final object only, and a background request runs later to its
+ * final object, both from the model's whole answer without events (the same final object; test/optimization/
+ * Responses.test.ts). Background requests wait in a queue for a fixed number of workers (no fiber each while they
+ * wait), so accepting them stays cheap however many are pending.
  *
  * Source: spec "POST {api_url}/responses", "Model response object", "Events / Completion webhook" rules 1-7, Limits
  * (pre-tokenized prompt, result retention). Field names and shapes the spec does not give: docs/ASSUMPTIONS.md.

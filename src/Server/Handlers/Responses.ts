@@ -23,6 +23,13 @@ const encoder = new TextEncoder()
 export const encodeEvent = (event: StreamEvent): Uint8Array =>
   encoder.encode(Sse.encoder.write({ _tag: "Event", event: event.type, id: undefined, data: JSON.stringify(event) }))
 
+/**
+ * A JSON answer (`application/json`) of `value`, as `HttpServerResponse.unsafeJson` makes it, with the text encoded by
+ * `Buffer.from` (about 3 times faster than its `TextEncoder`).
+ */
+const jsonAnswer = (value: unknown, status: number) =>
+  HttpServerResponse.uint8Array(Buffer.from(JSON.stringify(value), "utf8"), { status, contentType: "application/json" })
+
 /** The responses handlers. Keys that belong to no organization get 403. */
 export const layer = HttpApiBuilder.group(BoxServiceApi, "responses", (handlers) =>
   Effect.gen(function*() {
@@ -35,7 +42,7 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "responses", (handlers)
           const prepared = yield* prepare(payload, headers[completionWindowHeader])
           if (payload.background === true) {
             const accepted = yield* engine.background(principal, prepared)
-            return HttpServerResponse.unsafeJson(toJson(accepted), { status: 202 })
+            return jsonAnswer(toJson(accepted), 202)
           }
           if (payload.stream === true) {
             const events = yield* engine.stream(principal, prepared)
@@ -45,7 +52,7 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "responses", (handlers)
             })
           }
           // The finished object, encoded by `toJson` (the schema's encoding, without its cost).
-          return HttpServerResponse.unsafeJson(toJson(yield* engine.foreground(principal, prepared)))
+          return jsonAnswer(toJson(yield* engine.foreground(principal, prepared)), 200)
         }))
       .handle("retrieve", ({ path }) =>
         Effect.gen(function*() {
