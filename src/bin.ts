@@ -4,7 +4,8 @@
  * @since 0.1.0
  */
 import { Command } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import * as Demo from "./Cli/Demo.js"
 import * as Serve from "./Cli/Serve.js"

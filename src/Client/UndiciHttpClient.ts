@@ -25,7 +25,8 @@
  *   no timeouts of its own (headers timeout one hour, no body timeout).
  *
  * The dispatcher: {@link makeAgent} (keep-alive, up to {@link defaultConnections} connections per origin, no
- * pipelining) or any undici `Dispatcher` given to {@link layerWith}.
+ * pipelining; undici itself is imported when the first request is sent, so a program that never sends one, e.g.
+ * `boxkit serve` until its first webhook, starts without it) or any undici `Dispatcher` given as {@link Dispatcher}.
  *
  * Source: issue 6 (client overhead); behaviour of `@effect/platform-node` 0.108 `NodeHttpClient.makeUndici`.
  *
@@ -33,8 +34,8 @@
  */
 import { Cookies, Headers, HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse, HttpIncomingMessage, HttpTraceContext, UrlParams } from "@effect/platform"
 import type { HttpBody } from "@effect/platform"
-import { NodeStream } from "@effect/platform-node"
-import * as Undici from "@effect/platform-node/Undici"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import type * as Undici from "@effect/platform-node/Undici"
 import { Context, Effect, Exit, type Fiber, Inspectable, Layer, Option, type Scope, Stream } from "effect"
 
 /** Connections per origin of {@link makeAgent} (concurrent requests beyond this wait for a free connection). */
@@ -49,18 +50,65 @@ export interface AgentOptions {
 }
 
 /**
- * A keep-alive undici `Agent` for the toolkit, closed (its connections destroyed) when the scope closes. No
- * pipelining: one request per connection at a time, so a slow answer never holds up another.
+ * What {@link make} needs of a dispatcher: undici's `request` with a callback. Every undici `Dispatcher` (`Agent`,
+ * `Pool`, `Client`, `MockAgent`) has it.
  */
-export const makeAgent = (options: AgentOptions = {}): Effect.Effect<Undici.Dispatcher, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.sync(() =>
-      new Undici.Agent({
-        connections: options.connections ?? defaultConnections,
+export interface RequestDispatcher {
+  request(
+    options: Undici.Dispatcher.RequestOptions,
+    callback: (error: Error | null, data: Undici.Dispatcher.ResponseData) => void
+  ): void
+}
+
+/**
+ * An undici `Agent` made on the first request: undici (about 1 MB of code, some 80 ms to load on this machine) is
+ * imported then, not when the program starts. Requests sent while it loads wait for it, in order.
+ */
+class AgentOnFirstRequest implements RequestDispatcher {
+  private agent: Undici.Agent | undefined = undefined
+  private loading: Promise<Undici.Agent> | undefined = undefined
+  private destroyed = false
+
+  constructor(private readonly options: AgentOptions) {}
+
+  private load(): Promise<Undici.Agent> {
+    return this.loading ??= import("@effect/platform-node/Undici").then((undici) => {
+      this.agent = new undici.Agent({
+        connections: this.options.connections ?? defaultConnections,
         pipelining: 1,
-        ...(options.keepAliveTimeoutMillis === undefined ? {} : { keepAliveTimeout: options.keepAliveTimeoutMillis })
+        ...(this.options.keepAliveTimeoutMillis === undefined ? {} : { keepAliveTimeout: this.options.keepAliveTimeoutMillis })
       })
-    ),
+      return this.agent
+    })
+  }
+
+  request(
+    options: Undici.Dispatcher.RequestOptions,
+    callback: (error: Error | null, data: Undici.Dispatcher.ResponseData) => void
+  ): void {
+    if (this.agent !== undefined) return this.agent.request(options, callback)
+    if (this.destroyed) return callback(new Error("The HTTP client's agent is closed."), undefined as never)
+    this.load().then(
+      (agent) => agent.request(options, callback),
+      (error) => callback(error instanceof Error ? error : new Error(String(error)), undefined as never)
+    )
+  }
+
+  /** Destroys the agent's connections (when it was made); later requests fail. */
+  destroy(): Promise<void> {
+    this.destroyed = true
+    return this.loading === undefined ? Promise.resolve() : this.loading.then((agent) => agent.destroy())
+  }
+}
+
+/**
+ * A keep-alive undici `Agent` for the toolkit, closed (its connections destroyed) when the scope closes. No
+ * pipelining: one request per connection at a time, so a slow answer never holds up another. The agent (and undici)
+ * is made when the first request is sent.
+ */
+export const makeAgent = (options: AgentOptions = {}): Effect.Effect<RequestDispatcher, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => new AgentOnFirstRequest(options)),
     (agent) => Effect.promise(() => agent.destroy())
   )
 
@@ -455,7 +503,7 @@ class SendWait {
  * read.
  */
 const send = (
-  dispatcher: Undici.Dispatcher,
+  dispatcher: RequestDispatcher,
   request: HttpClientRequest.HttpClientRequest,
   url: { readonly origin: string; readonly path: string },
   headers: Headers.Headers,
@@ -517,7 +565,7 @@ const withRequest = <E, R>(
 ) => Exit.isExit(effect) && Exit.isSuccess(effect) ? f(effect.value as HttpClientRequest.HttpClientRequest) : Effect.flatMap(effect, f)
 
 /** The `HttpClient` over `dispatcher`. */
-export const make = (dispatcher: Undici.Dispatcher): HttpClient.HttpClient => {
+export const make = (dispatcher: RequestDispatcher): HttpClient.HttpClient => {
   const client = HttpClient.makeWith<HttpClientError.HttpClientError, never, HttpClientError.HttpClientError, never>(
     (requestEffect) =>
       // `execute(request)` hands over `Effect.succeed(request)`, which is an `Exit`: its request is taken as it is.
@@ -543,8 +591,8 @@ export const make = (dispatcher: Undici.Dispatcher): HttpClient.HttpClient => {
   return Object.assign(client, { [HonoursDeadline]: true })
 }
 
-/** The undici dispatcher the toolkit's `HttpClient` uses. */
-export class Dispatcher extends Context.Tag("boxkit/UndiciHttpClient/Dispatcher")<Dispatcher, Undici.Dispatcher>() {}
+/** The undici dispatcher the toolkit's `HttpClient` uses (any undici `Dispatcher`, or {@link makeAgent}'s). */
+export class Dispatcher extends Context.Tag("boxkit/UndiciHttpClient/Dispatcher")<Dispatcher, RequestDispatcher>() {}
 
 /** The `HttpClient` over the {@link Dispatcher} in context. */
 export const layerWithoutDispatcher: Layer.Layer<HttpClient.HttpClient, never, Dispatcher> = Layer.effect(

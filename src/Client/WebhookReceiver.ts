@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import { HttpApp, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Clock, Context, Duration, Effect, Layer, Queue, Redacted, Schema, Stream } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"

@@ -15,9 +15,7 @@
  * @since 0.1.0
  */
 import { Context, Data, Effect, Layer, Stream } from "effect"
-import { decode, encode, vocabularySize } from "gpt-tokenizer"
-// The UTF-8 decoder `decode` shares between calls (the same module instance as the package's own).
-import { decoder as sharedDecoder } from "gpt-tokenizer/esm/BytePairEncodingCore"
+import * as Tokenizer from "./Tokenizer.js"
 
 /**
  * One part of a prompt message: text, an image (`url`: an http(s) URL or a `data:` URL, from `input_image.image_url`),
@@ -86,43 +84,17 @@ export class LanguageModel extends Context.Tag("boxkit/server/LanguageModel")<La
   readonly answer?: (request: GenerateRequest) => Effect.Effect<ReadonlyArray<ModelChunk>, LanguageModelError>
 }>() {}
 
-/** Counts the tokens of a text with the o200k tokenizer (`gpt-tokenizer`). */
-export const countTokens = (text: string): number => encode(text).length
+/** Counts the tokens of a text with the o200k tokenizer (`gpt-tokenizer`). Needs `Tokenizer.load`. */
+export const countTokens = Tokenizer.countTokens
 
-/** Tokenizes a text with the o200k tokenizer. */
-export const tokenize = (text: string): Array<number> => encode(text)
-
-/**
- * `gpt-tokenizer`'s `decode` with its shared UTF-8 decoder flushed before and after: the library decodes in streaming
- * mode with one module-wide `TextDecoder`, so the bytes of a character cut at the end of one call would otherwise
- * come out at the start of the next, unrelated call (as `\uFFFD`). Flushed, each call stands alone and a character
- * cut at its end is one `\uFFFD`.
- */
-const decodeAlone = (ids: ReadonlyArray<number>): string => {
-  sharedDecoder.decode()
-  const text = decode(ids)
-  return text + sharedDecoder.decode()
-}
+/** Tokenizes a text with the o200k tokenizer. Needs `Tokenizer.load`. */
+export const tokenize = Tokenizer.encode
 
 /**
- * Decodes token ids with the o200k tokenizer; ids outside its vocabulary are skipped. Each call stands alone: a
- * character whose tokens are cut at the end comes out as one `\uFFFD`.
+ * Decodes token ids with the o200k tokenizer; ids outside its vocabulary are skipped; each call stands alone (see
+ * `Tokenizer.decodeKnown`). Needs `Tokenizer.load`.
  */
-export const decodeKnown = (ids: Iterable<number>): string => {
-  const known: Array<number> = []
-  for (const id of ids) if (id < vocabularySize) known.push(id)
-  try {
-    return decodeAlone(known)
-  } catch {
-    return known.flatMap((id) => {
-      try {
-        return [decodeAlone([id])]
-      } catch {
-        return []
-      }
-    }).join("")
-  }
-}
+export const decodeKnown = Tokenizer.decodeKnown
 
 /**
  * Splits token ids into text pieces on character boundaries: each piece is the decoded text of one or more tokens
@@ -169,7 +141,7 @@ export const reasons = (effort: string | undefined): boolean =>
 /**
  * The deterministic answer of the local model, before any token limit: `text` quotes the user's words (or the start of
  * the pre-tokenized prompt, decoded) and adds two sentences picked by a hash of the whole prompt; `reasoning` is a
- * short deterministic reasoning text when `reasoningEffort` asks for reasoning, else null.
+ * short deterministic reasoning text when `reasoningEffort` asks for reasoning, else null. Needs `Tokenizer.load`.
  */
 export const localReply = (request: GenerateRequest): { readonly reasoning: string | null; readonly text: string } => {
   let seed = fnv(2166136261, request.model)
@@ -205,9 +177,9 @@ export const localChunks = (request: GenerateRequest): Array<ModelChunk> => {
   const chunks: Array<ModelChunk> = []
   if (request.stream === true) {
     if (reply.reasoning !== null) {
-      for (const piece of tokenPieces(encode(reply.reasoning))) chunks.push({ _tag: "Reasoning", ...piece })
+      for (const piece of tokenPieces(tokenize(reply.reasoning))) chunks.push({ _tag: "Reasoning", ...piece })
     }
-    for (const piece of tokenPieces(encode(reply.text))) chunks.push({ _tag: "Text", ...piece })
+    for (const piece of tokenPieces(tokenize(reply.text))) chunks.push({ _tag: "Text", ...piece })
     return chunks
   }
   if (reply.reasoning !== null) chunks.push({ _tag: "Reasoning", text: reply.reasoning, tokens: countTokens(reply.reasoning) })
@@ -216,10 +188,10 @@ export const localChunks = (request: GenerateRequest): Array<ModelChunk> => {
 }
 
 /**
- * The deterministic local model: {@link localChunks} of {@link localReply}. It never stops early on its own; the
- * engine applies `max_output_tokens`.
+ * The deterministic local model: {@link localChunks} of {@link localReply} (the tokenizer loaded first). It never
+ * stops early on its own; the engine applies `max_output_tokens`.
  */
 export const localLayer = Layer.succeed(LanguageModel, {
-  generate: (request) => Stream.suspend(() => Stream.fromIterable(localChunks(request))),
-  answer: (request) => Effect.sync(() => localChunks(request))
+  generate: (request) => Stream.unwrap(Effect.as(Tokenizer.load, Stream.suspend(() => Stream.fromIterable(localChunks(request))))),
+  answer: (request) => Effect.zipRight(Tokenizer.load, Effect.sync(() => localChunks(request)))
 })

@@ -13,7 +13,6 @@
  * @since 0.1.0
  */
 import { HttpApiBuilder, type HttpClient, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import * as UndiciHttpClient from "../Client/UndiciHttpClient.js"
 import { Clock, Context, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
 import { createServer, type Server } from "node:http"
@@ -37,6 +36,7 @@ import * as Idempotency from "./Idempotency.js"
 import * as LanguageModel from "./LanguageModel.js"
 import { LocalServiceConfig, type LocalServiceSettings } from "./LocalServiceConfig.js"
 import * as NodeHandler from "./NodeHandler.js"
+import * as NodeListen from "./NodeListen.js"
 import * as NodeRequest from "./NodeRequest.js"
 import * as Repositories from "./Repositories.js"
 import * as RequestPipeline from "./RequestPipeline.js"
@@ -317,7 +317,7 @@ export const layerNode = (
   layerHttp(options).pipe(
     Layer.provideMerge(layerServices(seed, options.settings, options)),
     Layer.provideMerge(Layer.unwrapEffect(Effect.map(NodeServer, (server) =>
-      NodeHttpServer.layer(() => server, {
+      NodeListen.layer(() => server, {
         host: options.host ?? "127.0.0.1",
         port: options.port ?? 0
       })))),

@@ -17,7 +17,6 @@
  * @since 0.1.0
  */
 import { Clock, Context, Duration, Effect, Layer, Option, Queue, Redacted, Schema, Stream } from "effect"
-import { encode } from "gpt-tokenizer"
 import * as ApiError from "../ApiError.js"
 import type { PrincipalShape } from "../Contract/Principal.js"
 import * as ModelResponse from "../Domain/ModelResponse.js"
@@ -36,6 +35,7 @@ import {
 import { LocalServiceConfig } from "./LocalServiceConfig.js"
 import { PromptCache } from "./PromptCache.js"
 import { type ResponseRecord, Responses } from "./Repositories.js"
+import * as Tokenizer from "./Tokenizer.js"
 import { isWebhookUrl, WebhookDelivery } from "./WebhookDelivery.js"
 
 /** Models without image input (docs/ASSUMPTIONS.md): names starting with `boxkit-text`. Others are multimodal. */
@@ -464,7 +464,7 @@ export const layerWith = (options: EngineOptions = {}) =>
           let { text, tokens } = chunk
           if (used + tokens > limit) {
             const room = limit - used
-            text = decodeKnown(encode(text).slice(0, room)).replace(/\uFFFD+$/, "")
+            text = decodeKnown(tokenize(text).slice(0, room)).replace(/\uFFFD+$/, "")
             tokens = room
             truncated = true
             stopped = true
@@ -639,9 +639,13 @@ export const layerWith = (options: EngineOptions = {}) =>
 
       const now = Effect.map(Clock.currentTimeMillis, (millis) => Math.floor(millis / 1000))
 
-      /** Stores a new response with `status` and returns its object. */
+      /**
+       * Stores a new response with `status` and returns its object. Loads the tokenizer first (once per process),
+       * since every response is counted with it.
+       */
       const start = (principal: PrincipalShape, prepared: Prepared, status: ModelResponse.ResponseStatus) =>
         Effect.gen(function*() {
+          yield* Tokenizer.load
           yield* sweep
           const object = baseObject(`resp_${hex32()}`, yield* now, prepared, status)
           yield* responses.insert({

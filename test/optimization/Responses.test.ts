@@ -5,12 +5,16 @@
  * `max_output_tokens` (cuts inside multi-token characters included) and with or without reasoning; background
  * requests wait in a queue served by workers, and many of them all complete.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { beforeAll, describe, expect, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { it as vitestIt } from "vitest"
 import { countTokens, type GenerateRequest, localChunks, localReply } from "../../src/Server/LanguageModel.js"
+import * as Tokenizer from "../../src/Server/Tokenizer.js"
 import * as Harness from "../support/Harness.js"
 import { getResponse, parseSse, postResponse } from "../responses/support.js"
+
+// The tests count tokens themselves; the tokenizer is loaded on first use (src/Server/Tokenizer.ts).
+beforeAll(() => Effect.runPromise(Tokenizer.load))
 
 const model = "boxkit-local"
 

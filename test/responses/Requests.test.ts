@@ -3,11 +3,15 @@
  * spec (input kinds, metadata, webhook URL, completion window, instructions, include, flags, cache key, pre-tokenized
  * prompt, numeric ranges), usage counted with the tokenizer, and max_output_tokens.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { beforeAll, describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { countTokens, localReply } from "../../src/Server/LanguageModel.js"
+import * as Tokenizer from "../../src/Server/Tokenizer.js"
 import * as Harness from "../support/Harness.js"
 import { fakeServer, getResponse, localState, postResponse, seedWithOtherOrg, tinyPdf } from "./support.js"
+
+// The tests count tokens themselves; the tokenizer is loaded on first use (src/Server/Tokenizer.ts).
+beforeAll(() => Effect.runPromise(Tokenizer.load))
 
 const model = "boxkit-local"
 

@@ -1,9 +1,11 @@
 /**
  * How the local service serves requests (issue 6): boots wait in one queue and happen after the boot delay on the
  * service's clock; a request whose client leaves while its body arrives is counted out and as a client abort; no
- * fault injector runs without faults; every operation of the contract but the Responses group runs compiled.
+ * fault injector runs without faults; every operation of the contract but the Responses group runs compiled; the
+ * tokenizer is loaded on the first response, not at start; the service's own `HttpServer` listens, serves an app and
+ * closes.
  */
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, TestClock } from "effect"
@@ -11,10 +13,27 @@ import * as http from "node:http"
 import * as ContractRoutes from "../../src/Server/ContractRoutes.js"
 import * as FaultInjection from "../../src/Server/FaultInjection.js"
 import * as LocalService from "../../src/Server/LocalService.js"
+import * as NodeListen from "../../src/Server/NodeListen.js"
 import { noFaults } from "../../src/Server/LocalServiceConfig.js"
 import * as Routes from "../../src/Server/Routes.js"
+import * as Tokenizer from "../../src/Server/Tokenizer.js"
 import * as C from "../conformance/support/Conformance.js"
 import * as Harness from "../support/Harness.js"
+import { postResponse } from "../responses/support.js"
+
+// First in this file, so that nothing before it has answered a response in this test process.
+describe("the tokenizer", () => {
+  it.live("is not loaded at start nor by other areas; the first response loads it and is counted with it", () =>
+    Effect.gen(function*() {
+      expect(Tokenizer.isLoaded()).toBe(false)
+      yield* C.createBox({ name: "no-tokenizer" })
+      expect(Tokenizer.isLoaded()).toBe(false)
+      const answer = yield* postResponse({ model: "boxkit-local", input: "count me" })
+      expect(answer.status).toBe(200)
+      expect(Tokenizer.isLoaded()).toBe(true)
+      expect(answer.json.usage.input_tokens).toBe(Tokenizer.countTokens("user: count me"))
+    }).pipe(Effect.provide(Harness.service())))
+})
 
 describe("boots", () => {
   it.effect("boxes boot in order, each after the boot delay from its creation, on the service's clock", () =>
@@ -97,4 +116,35 @@ describe("the contract's routes", () => {
       ),
       Effect.scoped
     ))
+})
+
+describe("NodeListen", () => {
+  it.live("listens on a free port, serves an app through the platform's handler, and closes with its scope", () =>
+    Effect.gen(function*() {
+      const server = http.createServer()
+      const origin = yield* Effect.scoped(Effect.gen(function*() {
+        const httpServer = yield* NodeListen.make(() => server, { host: "127.0.0.1", port: 0 })
+        expect(httpServer.address._tag).toBe("TcpAddress")
+        yield* httpServer.serve(HttpServerResponse.text("served"))
+        const origin = HttpServer.formatAddress(httpServer.address)
+        const answer = yield* Effect.promise(() => fetch(origin).then(async (response) => [response.status, await response.text()]))
+        expect(answer).toEqual([200, "served"])
+        return origin
+      }))
+      expect(server.listening).toBe(false)
+      expect(origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    }))
+
+  it.live("fails with ServeError when the port is taken", () =>
+    Effect.gen(function*() {
+      const taken = yield* Effect.acquireRelease(
+        Effect.async<http.Server>((resume) => {
+          const server = http.createServer().listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        }),
+        (server) => Effect.sync(() => server.close())
+      )
+      const port = (taken.address() as { port: number }).port
+      const error = yield* Effect.flip(Effect.scoped(NodeListen.make(() => http.createServer(), { host: "127.0.0.1", port })))
+      expect(error._tag).toBe("ServeError")
+    }).pipe(Effect.scoped))
 })
