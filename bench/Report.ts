@@ -94,7 +94,7 @@ export const budgets = (results: Omit<Results, "budgets">): Array<Budget> => {
       ...(valid ? {} : { note: "a run had failed calls" })
     })
   }
-  for (const variant of results.coldStart?.variants ?? []) {
+  for (const variant of (results.coldStart?.variants ?? []).filter((variant) => variant.budget)) {
     lines.push({
       budget: `${variant.label} cold start <= ${limits.coldStartMs} ms median`,
       measured: `${fmt(variant.medianMs)} ms median of ${variant.samplesMs.length}` +

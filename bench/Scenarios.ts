@@ -26,11 +26,14 @@ export const writeSeedFile = (): void => {
   writeFileSync(join(root, seedFile), JSON.stringify(DemoSeed.example, null, 2) + "\n")
 }
 
-/** `node <tsx cli> src/bin.ts serve --port 0 --seed <file>`: the local service under test. */
-export const serviceArgs = (): ReadonlyArray<string> => [tsxCli, "src/bin.ts", "serve", "--port", "0", "--seed", seedFile]
+/**
+ * `node bin/boxkit.js serve --port 0 --seed <file>`: the local service under test, as the installed command runs it
+ * (the esbuild bundle with its code cache).
+ */
+export const serviceArgs = (): ReadonlyArray<string> => ["bin/boxkit.js", "serve", "--port", "0", "--seed", seedFile]
 
-/** `node bin/boxkit.js serve --port 0 --seed <file>`: the installed command. */
-export const installedArgs = (): ReadonlyArray<string> => ["bin/boxkit.js", "serve", "--port", "0", "--seed", seedFile]
+/** `node <tsx cli> src/bin.ts serve --port 0 --seed <file>`: the service from its TypeScript sources (development). */
+export const tsxServiceArgs = (): ReadonlyArray<string> => [tsxCli, "src/bin.ts", "serve", "--port", "0", "--seed", seedFile]
 
 /** `node <tsx cli> bench/RawServer.ts --port 0 --seed <file>`: the raw node:http baseline. */
 export const baselineArgs = (): ReadonlyArray<string> => [tsxCli, "bench/RawServer.ts", "--port", "0", "--seed", seedFile]

@@ -44,7 +44,7 @@ const program = Effect.gen(function*() {
   const result = yield* Effect.scoped(Effect.gen(function*() {
     const server = yield* Child.spawnServer({
       label: "boxkit serve (profiled)",
-      args: ["--cpu-prof", `--cpu-prof-dir=${relative(Child.root, dir)}`, "--import", "tsx", ...Scenarios.serviceArgs().slice(1)]
+      args: ["--cpu-prof", `--cpu-prof-dir=${relative(Child.root, dir)}`, "--import", "tsx", ...Scenarios.tsxServiceArgs().slice(1)]
     })
     yield* Console.error(`profiling ${server.command} during ${seconds} s of ${Scenarios.appsFind.title} (after a 3 s warm-up)`)
     yield* Load.autocannonRun(server.origin, Scenarios.appsFind, { connections: 64, durationSeconds: 3 })

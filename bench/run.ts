@@ -63,8 +63,8 @@ const program = Effect.gen(function*() {
     versions: Machine.versions(),
     commands: {
       "suite": `npm run ${settings.mode === "full" ? "bench" : "bench:quick"} (tsx bench/run.ts${settings.mode === "full" ? "" : " --quick"})`,
-      "service under test (cwd: repository root)": ["node", ...Scenarios.serviceArgs()].join(" "),
-      "installed command (cold start)": ["node", ...Scenarios.installedArgs()].join(" "),
+      "service under test, the installed command (cwd: repository root)": ["node", ...Scenarios.serviceArgs()].join(" "),
+      "service from its sources (cold start only)": ["node", ...Scenarios.tsxServiceArgs()].join(" "),
       "baseline server": ["node", ...Scenarios.baselineArgs()].join(" "),
       "seed file": `${Scenarios.seedFile} (src/Server/DemoSeed.ts example as JSON), API key ${Scenarios.apiKey}`
     },

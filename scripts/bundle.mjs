@@ -1,6 +1,11 @@
-// Bundles the `boxkit` command (src/bin.ts) with esbuild into dist/boxkit.mjs, so that `boxkit serve` starts from
+// Bundles the `boxkit` command (src/bin.ts) with esbuild into dist/boxkit.cjs, so that `boxkit serve` starts from
 // one pre-compiled file instead of compiling TypeScript and resolving hundreds of modules at every start.
 // `node scripts/bundle.mjs` builds it; bin/boxkit.js calls `ensureBundle()` and rebuilds when a source is newer.
+//
+// CommonJS, one file: bin/boxkit.js runs it as a `vm.Script` with V8's code cache (dist/boxkit.cjs.cache), which
+// Node 20 offers for scripts but not for ES modules. Code the command needs only later is still loaded later: esbuild
+// turns each dynamic `import()` into a module initialised on first use (undici, the demo's client), or into a
+// `require` of the package (the tokenizer).
 import { mkdtempSync, readdirSync, renameSync, rmSync, statSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -8,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const dist = join(root, "dist")
 /** The bundle's entry file. */
-export const bundlePath = join(dist, "boxkit.mjs")
+export const bundlePath = join(dist, "boxkit.cjs")
 
 const newestMtime = (path) => {
   const stat = statSync(path)
@@ -37,18 +42,16 @@ export const build = async () => {
       entryPoints: { boxkit: join(root, "src", "bin.ts") },
       bundle: true,
       platform: "node",
-      format: "esm",
+      format: "cjs",
       target: "node20",
       outdir: staging,
-      splitting: true,
       minify: true,
       keepNames: true,
-      outExtension: { ".js": ".mjs" },
-      // Native or optional modules stay outside the bundle (loaded from node_modules when present).
-      external: ["msgpackr-extract", "bufferutil", "utf-8-validate"],
-      banner: {
-        js: "import { createRequire as __boxkitCreateRequire } from 'node:module'; const require = __boxkitCreateRequire(import.meta.url);"
-      },
+      outExtension: { ".js": ".cjs" },
+      // Native or optional modules stay outside the bundle (loaded from node_modules when present), and so does the
+      // tokenizer (2.9 MB, needed only by the first response): its `import()` becomes a `require` when it is loaded.
+      external: ["msgpackr-extract", "bufferutil", "utf-8-validate", "gpt-tokenizer", "gpt-tokenizer/*"],
+      supported: { "dynamic-import": false },
       logLevel: "error",
       legalComments: "none"
     })
