@@ -108,9 +108,11 @@ export const spawnServer = (options: SpawnOptions): Effect.Effect<ServerProcess,
   Effect.gen(function*() {
     const chunks: Array<string> = []
     const output = () => chunks.join("")
-    const command = ["node", ...options.args].join(" ")
+    // BENCH_NODE_ARGS: extra options for every spawned node (e.g. `--cpu-prof --cpu-prof-dir=DIR` to profile a section).
+    const args = [...(process.env.BENCH_NODE_ARGS?.split(" ").filter((arg) => arg !== "") ?? []), ...options.args]
+    const command = ["node", ...args].join(" ")
     const spawnedAt = performance.now()
-    const child = spawn(process.execPath, [...options.args], {
+    const child = spawn(process.execPath, args, {
       cwd: root,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],

@@ -142,7 +142,8 @@ export const run = Effect.fn("Webhooks.run")(function*(settings: BenchSettings) 
     app
   )
   const receiverContext = yield* Layer.build(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
-  yield* HttpServer.serveEffect(counted).pipe(Effect.provide(receiverContext))
+  // Served as `WebhookReceiver.layer` serves it (no span per request unless asked for).
+  yield* WebhookReceiver.serve(counted).pipe(Effect.provide(receiverContext))
   const webhookUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(`${address}/webhooks`)).pipe(
     Effect.provide(receiverContext)
   )

@@ -45,8 +45,7 @@ export const build = async () => {
       format: "cjs",
       target: "node20",
       outdir: staging,
-      minify: true,
-      keepNames: true,
+      minify: process.env.BOXKIT_BUNDLE_MINIFY !== "off",
       outExtension: { ".js": ".cjs" },
       // Native or optional modules stay outside the bundle (loaded from node_modules when present), and so does the
       // tokenizer (2.9 MB, needed only by the first response): its `import()` becomes a `require` when it is loaded.

@@ -1,10 +1,10 @@
 /**
  * The client toolkit's completion-webhook receiver on its own: Bearer check (401), Model response decoding (400),
  * de-duplication by response id with a pluggable store, 2xx only after the handler accepted, 409 while the same id is
- * being handled, the Stream variant, and the in-memory store's expiry (TestClock).
+ * being handled, the Stream variant, the in-memory store's expiry (TestClock), and no request span unless asked for.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Stream, TestClock } from "effect"
+import { Chunk, Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Stream, TestClock, Tracer } from "effect"
 import * as WebhookReceiver from "../../src/Client/WebhookReceiver.js"
 
 const completion = (id: string, status = "completed") =>
@@ -20,10 +20,33 @@ const post = (url: string, body: string, authorization?: string) =>
     return { status: response.status, json: await response.json().catch(() => undefined) }
   })
 
-const receiver = <E>(options: WebhookReceiver.ReceiverOptions<E, never>) =>
+const receiver = <E>(options: WebhookReceiver.ReceiverOptions<E, never> & WebhookReceiver.ServeOptions) =>
   Effect.map(Layer.build(WebhookReceiver.layer(options)), (context) => Context.get(context, WebhookReceiver.WebhookReceiverUrl))
 
 describe("WebhookReceiver", () => {
+  it.live("makes no http.server span per request by default; requestSpans: true makes one", () =>
+    Effect.gen(function*() {
+      const names: Array<string> = []
+      const base = yield* Effect.tracer
+      const tracer = Tracer.make({
+        span: (...args) => {
+          names.push(args[0])
+          return base.span(...args)
+        },
+        context: base.context
+      })
+      const spansOf = (requestSpans: boolean | undefined) =>
+        Effect.scoped(Effect.gen(function*() {
+          names.length = 0
+          const url = yield* receiver({ handler: () => Effect.void, ...(requestSpans === undefined ? {} : { requestSpans }) })
+          expect((yield* post(url, completion(`resp_span_${requestSpans}`))).status).toBe(200)
+          return names.filter((name) => name.startsWith("http.server")).length
+        })).pipe(Effect.withTracer(tracer))
+      expect(yield* spansOf(undefined)).toBe(0)
+      expect(yield* spansOf(false)).toBe(0)
+      expect(yield* spansOf(true)).toBe(1)
+    }))
+
   it.live("401 without the right Bearer token (missing, wrong, other scheme); 200 with it", () =>
     Effect.scoped(Effect.gen(function*() {
       const handed: Array<string> = []
