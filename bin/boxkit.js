@@ -31,7 +31,11 @@ try {
 // needs no dynamic-import loader.
 const script = new Script(Module.wrap(readFileSync(bundle, "utf8")), { filename: bundle, cachedData })
 
-if (useCache && (cachedData === undefined || script.cachedDataRejected === true)) {
+const writeCache = useCache && (cachedData === undefined || script.cachedDataRejected === true)
+// V8 has read the cache; its bytes (a few MB) need not stay in memory.
+cachedData = undefined
+
+if (writeCache) {
   // At exit, V8 holds the code of everything this run compiled. Written to a fresh file, then renamed, so that a
   // concurrent start never reads half a cache.
   process.once("exit", () => {
