@@ -11,28 +11,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as ContractClient from "../../src/Client/ContractClient.js"
 import { BoxServiceApi } from "../../src/Contract/Api.js"
-import { BoxId, EgressPolicyId } from "../../src/Domain/Ids.js"
+import { EgressPolicyId } from "../../src/Domain/Ids.js"
 import { SecretName } from "../../src/Domain/Secret.js"
+import { appId, boxId, boxRecord } from "../support/Fixtures.js"
 
-const boxId = BoxId.make("sb_00000000-0000-4000-8000-0000000000aa")
 const policyId = EgressPolicyId.make("ep_00000000-0000-4000-8000-0000000000bb")
-const appId = "app_00000000-0000-4000-8000-000000000001"
-const boxRecord = {
-  box_id: boxId,
-  status: "running",
-  name: "b",
-  app_id: appId,
-  size: "m",
-  vcpus: 4,
-  memory_limit_gib: 32,
-  state_disk_limit_gib: 128,
-  max_lifetime_seconds: null,
-  visibility: "org",
-  egress_policy: null,
-  listeners: [],
-  guest_schema_version: 1,
-  created_at: "2026-11-22T10:00:00.000Z"
-}
 const modelResponse = { id: "resp_1", object: "response", created_at: 1, status: "queued", model: "m" }
 
 /** The canned answer for a path: status and JSON body. */

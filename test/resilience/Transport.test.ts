@@ -10,11 +10,9 @@ import * as ApiError from "../../src/ApiError.js"
 import { Boxes } from "../../src/Client/Boxes.js"
 import { BoxkitConfig, type RetrySettings } from "../../src/Client/BoxkitConfig.js"
 import * as Transport from "../../src/Client/Transport.js"
-import { BoxId } from "../../src/Domain/Ids.js"
+import { appId, boxId, boxRecord } from "../support/Fixtures.js"
 import { SecretName } from "../../src/Domain/Secret.js"
 
-const boxId = BoxId.make("sb_00000000-0000-4000-8000-0000000000aa")
-const appId = "app_00000000-0000-4000-8000-000000000001"
 const createRequest = { name: "b", app_id: appId, image: { base: "debian" } } as const
 
 /** One answer of the scripted server. */
@@ -84,24 +82,6 @@ const failureOf = <A, E>(exit: Exit.Exit<A, E>) =>
   Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
 
 const created = { status: 201, body: { box_id: boxId, status: "creating" } }
-
-/** A box record as `GET /boxes/{box_id}` answers it. */
-const boxRecord = {
-  box_id: boxId,
-  status: "running",
-  name: "b",
-  app_id: appId,
-  size: "m",
-  vcpus: 4,
-  memory_limit_gib: 32,
-  state_disk_limit_gib: 128,
-  max_lifetime_seconds: null,
-  visibility: "org",
-  egress_policy: null,
-  listeners: [],
-  guest_schema_version: 1,
-  created_at: "2026-11-22T10:00:00.000Z"
-}
 
 describe("Transport.call (scripted HttpClient, TestClock)", () => {
   it.effect("429 twice: waits Retry-After, then sends the identical request with the same Idempotency-Key", () =>

@@ -119,15 +119,20 @@ const withDelivery = <A, E>(
     return yield* Effect.provide(body, context)
   }))
 
+/** The delivery service and the repositories it writes to. */
+const services = Effect.all({
+  delivery: WebhookDelivery.WebhookDelivery,
+  responses: Repositories.Responses,
+  logs: Repositories.Logs
+})
+
 describe("WebhookDelivery over a scripted receiver", () => {
   it.effect("POSTs the JSON body with Authorization: Bearer <webhook_token>; 60 requests when it always fails", () => {
     const script = scriptedClient(() => Effect.succeed(500))
     return withDelivery(
       script.layer,
       Effect.gen(function*() {
-        const delivery = yield* WebhookDelivery.WebhookDelivery
-        const responses = yield* Repositories.Responses
-        const logs = yield* Repositories.Logs
+        const { delivery, logs, responses } = yield* services
         yield* responses.insert(record("resp_a"))
         const body = { id: "resp_a", object: "response", status: "completed" }
         yield* delivery.deliver({
@@ -162,9 +167,7 @@ describe("WebhookDelivery over a scripted receiver", () => {
     return withDelivery(
       script.layer,
       Effect.gen(function*() {
-        const delivery = yield* WebhookDelivery.WebhookDelivery
-        const responses = yield* Repositories.Responses
-        const logs = yield* Repositories.Logs
+        const { delivery, logs, responses } = yield* services
         yield* responses.insert(record("resp_b"))
         yield* delivery.deliver({ responseId: "resp_b", url: "http://receiver.test/hook", token: null, body: {} })
         yield* TestClock.adjust(Duration.hours(3))
