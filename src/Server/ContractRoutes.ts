@@ -38,7 +38,7 @@ import {
   HttpServerResponse,
   UrlParams
 } from "@effect/platform"
-import { Chunk, Context, Effect, Either, Layer, Option, ParseResult, Schema, type Scope, Tracer } from "effect"
+import { Chunk, Context, Effect, Either, Exit, Layer, Option, ParseResult, Schema, type Scope, Tracer } from "effect"
 import * as FindMyWay from "find-my-way-ts"
 import { LocalRequest } from "./NodeRequest.js"
 
@@ -119,10 +119,24 @@ const decoder = (schema: Schema.Schema.Any): Decoder => ({
 
 const decodeFailure = (error: ParseResult.ParseError) => HttpApiError.HttpApiDecodeError.refailParseError(error)
 
+/** The values registered with {@link encodeOnce}. */
+const encodedOnce = new WeakSet<object>()
+
+/**
+ * Registers `value`, an answer a handler will return again and again unchanged (e.g. the object of a stored record,
+ * built once per record), so that each compiled endpoint encodes it once and answers it from then on with the same
+ * bytes, for as long as the value lives. The value must never change afterwards. Returns `value`.
+ */
+export const encodeOnce = <A extends object>(value: A): A => {
+  encodedOnce.add(value)
+  return value
+}
+
 /**
  * The encoder of an endpoint's answer, or undefined when it has several success schemas (not compiled): the
  * status, content type and emptiness are read from the contract once; the value is encoded synchronously when the
- * schema can (else with its effectful encoder); a JSON answer is written to a buffer from Node's pool.
+ * schema can (else with its effectful encoder); a JSON answer is written to a buffer from Node's pool. A value
+ * registered with {@link encodeOnce} is encoded on its first answer only.
  */
 const successEncoder = (
   endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
@@ -162,11 +176,29 @@ const successEncoder = (
         return Effect.succeed(HttpServerResponse.urlParams(data as UrlParams.Input, options))
     }
   }
-  return (value) => {
+  const encode = (value: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse, ParseResult.ParseError> => {
     const encoded = encodeSync(value)
     if (Either.isRight(encoded)) return toResponse(encoded.right)
     if (needsEffect(encoded.left)) return Effect.flatMap(encodeEffect(value), toResponse)
     return Effect.fail(new ParseResult.ParseError({ issue: encoded.left }))
+  }
+  // The answers of values registered with encodeOnce: the successful `Exit` holding the response (immutable), with
+  // its body copied out of Node's shared pool so that it does not keep a pool slab alive.
+  const answers = new WeakMap<object, Effect.Effect<HttpServerResponse.HttpServerResponse, ParseResult.ParseError>>()
+  return (value) => {
+    if (typeof value !== "object" || value === null || !encodedOnce.has(value)) return encode(value)
+    const known = answers.get(value)
+    if (known !== undefined) return known
+    const answer = encode(value)
+    if (Exit.isExit(answer) && Exit.isSuccess(answer)) {
+      const body = (answer.value as HttpServerResponse.HttpServerResponse).body
+      const kept = body._tag === "Uint8Array"
+        ? Exit.succeed(HttpServerResponse.uint8Array(Uint8Array.from(body.body), options))
+        : answer
+      answers.set(value, kept)
+      return kept
+    }
+    return answer
   }
 }
 

@@ -16,12 +16,24 @@ import { actingOrganization } from "../BoxAccess.js"
 import * as ContractRoutes from "../ContractRoutes.js"
 import { type AppRecord, Apps } from "../Repositories.js"
 
+/** The App object of each stored record (records are replaced, never changed in place). */
+const appsOfRecords = new WeakMap<AppRecord, App>()
+
 /**
- * The App object of a stored app. The record was validated when it was stored, so the class is built without
- * validating it again (the contract's encoder still checks the answer).
+ * The App object of a stored app, built once per record and registered with `ContractRoutes.encodeOnce`, so that
+ * `POST /apps/find` (called on every start of every client) encodes each app once. The record was validated when it
+ * was stored, so the class is built without validating it again (the contract's encoder still checks the answer).
  */
-export const toApp = (record: AppRecord): App =>
-  new App({ id: AppId.make(record.id, true), name: record.name, created_at: record.createdAt }, true)
+export const toApp = (record: AppRecord): App => {
+  let app = appsOfRecords.get(record)
+  if (app === undefined) {
+    app = ContractRoutes.encodeOnce(
+      new App({ id: AppId.make(record.id, true), name: record.name, created_at: record.createdAt }, true)
+    )
+    appsOfRecords.set(record, app)
+  }
+  return app
+}
 
 /** The apps handlers. */
 export const layer = ContractRoutes.group(BoxServiceApi, "apps", (handlers) =>

@@ -14,15 +14,25 @@ import { requireOrganization } from "../BoxAccess.js"
 import * as ContractRoutes from "../ContractRoutes.js"
 import { type SecretRecord, Secrets } from "../Repositories.js"
 
+/** The Secret object of each stored record (records are replaced, never changed in place). */
+const secretsOfRecords = new WeakMap<SecretRecord, Secret>()
+
 /**
- * The Secret object of a stored secret: exactly its four fields, never the value. The record was validated when it
- * was stored, so it is not validated again here (the contract's encoder checks the answer).
+ * The Secret object of a stored secret: exactly its four fields, never the value. Built once per record and
+ * registered with `ContractRoutes.encodeOnce` (each record is encoded once). The record was validated when it was
+ * stored, so it is not validated again here (the contract's encoder checks the answer).
  */
-export const toSecret = (record: SecretRecord): Secret =>
-  new Secret(
-    { org_id: record.orgId, name: record.name, created_at: record.createdAt, updated_at: record.updatedAt },
-    true
-  )
+export const toSecret = (record: SecretRecord): Secret => {
+  let secret = secretsOfRecords.get(record)
+  if (secret === undefined) {
+    secret = ContractRoutes.encodeOnce(new Secret(
+      { org_id: record.orgId, name: record.name, created_at: record.createdAt, updated_at: record.updatedAt },
+      true
+    ))
+    secretsOfRecords.set(record, secret)
+  }
+  return secret
+}
 
 /** The secrets handlers. */
 export const layer = ContractRoutes.group(BoxServiceApi, "secrets", (handlers) =>
