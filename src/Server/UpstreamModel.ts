@@ -30,6 +30,7 @@ import {
   type ModelChunk,
   type PromptMessage
 } from "./LanguageModel.js"
+import * as Tokenizer from "./Tokenizer.js"
 
 /** The environment variable holding the upstream's API key (optional: local servers often need none). */
 export const apiKeyEnv = "BOXKIT_MODEL_UPSTREAM_API_KEY"
@@ -150,6 +151,8 @@ export const make = (settings: UpstreamSettings) =>
     return LanguageModel.of({
       generate: (request) =>
         Stream.unwrapScoped(Effect.gen(function*() {
+          // The answer's pieces are counted with the tokenizer (loaded once per process).
+          yield* Tokenizer.load
           const { body, path } = upstreamRequest(settings, request)
           let httpRequest = HttpClientRequest.post(`${base}${path}`).pipe(
             HttpClientRequest.setHeader("accept", "text/event-stream"),
