@@ -36,14 +36,19 @@ export interface ProcStat {
   readonly stime: number
 }
 
-/** Parses `/proc/<pid>/stat`; `undefined` when the process is gone. The command name may contain spaces. */
-export const readStat = (pid: number): ProcStat | undefined => {
-  let text: string
+/** The text of `/proc/<pid>/<name>`; `undefined` when the process is gone. */
+const readProcFile = (pid: number, name: string): string | undefined => {
   try {
-    text = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return readFileSync(`/proc/${pid}/${name}`, "utf8")
   } catch {
     return undefined
   }
+}
+
+/** Parses `/proc/<pid>/stat`; `undefined` when the process is gone. The command name may contain spaces. */
+export const readStat = (pid: number): ProcStat | undefined => {
+  const text = readProcFile(pid, "stat")
+  if (text === undefined) return undefined
   // Fields after the command name, which is in parentheses: state(3) ppid(4) pgrp(5) ... utime(14) stime(15).
   const rest = text.slice(text.lastIndexOf(")") + 2).split(" ")
   return { pid, state: rest[0], ppid: Number(rest[1]), pgrp: Number(rest[2]), utime: Number(rest[11]), stime: Number(rest[12]) }
@@ -99,12 +104,8 @@ export interface Memory {
 
 /** Reads `VmRSS` and `VmHWM` of `pid`; `undefined` when the process is gone. */
 export const readMemory = (pid: number): Memory | undefined => {
-  let text: string
-  try {
-    text = readFileSync(`/proc/${pid}/status`, "utf8")
-  } catch {
-    return undefined
-  }
+  const text = readProcFile(pid, "status")
+  if (text === undefined) return undefined
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN)
   return { rssBytes: kib("VmRSS") * 1024, peakRssBytes: kib("VmHWM") * 1024 }
 }

@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import type { HttpClientResponse } from "@effect/platform"
 import { Duration, Effect, Schema } from "effect"
 import * as ApiError from "../ApiError.js"
 import * as Box from "../Domain/Box.js"
@@ -77,20 +78,37 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
       ).pipe(only(...commonErrors))
     })
 
+    /**
+     * Sends an idempotent operation (create box, upgrade) with the Idempotency-Key of `options` (a fresh one when
+     * none is given, resolved once so every retry repeats it), retried as safe to repeat. Answers the value, the key
+     * and whether the service replayed a remembered answer. Fails with the common errors and `ConflictError`.
+     */
+    const sendIdempotent = <A, E>(
+      options: IdempotentCallOptions,
+      send: (headers: {
+        readonly "idempotency-key": string
+        readonly "x-box-owner-override-reason"?: string
+      }) => Effect.Effect<readonly [A, HttpClientResponse.HttpClientResponse], E>
+    ) =>
+      Effect.flatMap(IdempotencyKey.resolve(options.idempotencyKey), (key) =>
+        transport.call(send({ ...overrideHeader(options), "idempotency-key": key }), {
+          safeToRepeat: true,
+          retry: options.retry
+        }).pipe(
+          only(...commonErrors, ApiError.ConflictError),
+          Effect.map(([value, response]): IdempotencyKey.Idempotent<A> => ({
+            value,
+            idempotencyKey: key,
+            replayed: IdempotencyKey.isReplayed(response.headers)
+          }))
+        ))
+
     const create = Tracing.fn("Boxes.create")(function*(request: Box.CreateBoxRequest, options: IdempotentCallOptions = {}) {
       const payload = yield* validate(Box.CreateBoxRequest, request)
-      const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
-      const [value, response] = yield* transport.call(
-        transport.box.boxes.create({
-          payload,
-          headers: { ...overrideHeader(options), "idempotency-key": key },
-          withResponse: true
-        }),
-        { safeToRepeat: true, retry: options.retry }
-      ).pipe(only(...commonErrors, ApiError.ConflictError))
-      const replayed = IdempotencyKey.isReplayed(response.headers)
-      yield* Tracing.annotate({ "boxkit.replayed": replayed, "boxkit.status": value.status })
-      return { value, idempotencyKey: key, replayed } satisfies IdempotencyKey.Idempotent<Box.CreateBoxResponse>
+      const answer = yield* sendIdempotent(options, (headers) =>
+        transport.box.boxes.create({ payload, headers, withResponse: true }))
+      yield* Tracing.annotate({ "boxkit.replayed": answer.replayed, "boxkit.status": answer.value.status })
+      return answer
     })
 
     const awaitStatus = Tracing.fn("Boxes.awaitStatus")(function*(
@@ -128,18 +146,10 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
     })
 
     const upgrade = Tracing.fn("Boxes.upgrade")(function*(boxId: BoxId, options: IdempotentCallOptions = {}) {
-      const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
-      const [value, response] = yield* transport.call(
-        transport.box.boxes.upgrade({
-          path: { box_id: boxId },
-          headers: { ...overrideHeader(options), "idempotency-key": key },
-          withResponse: true
-        }),
-        { safeToRepeat: true, retry: options.retry }
-      ).pipe(only(...commonErrors, ApiError.ConflictError))
-      const replayed = IdempotencyKey.isReplayed(response.headers)
-      yield* Tracing.annotate({ "boxkit.replayed": replayed, "boxkit.applied": value.applied })
-      return { value, idempotencyKey: key, replayed } satisfies IdempotencyKey.Idempotent<Box.UpgradeResult>
+      const answer = yield* sendIdempotent(options, (headers) =>
+        transport.box.boxes.upgrade({ path: { box_id: boxId }, headers, withResponse: true }))
+      yield* Tracing.annotate({ "boxkit.replayed": answer.replayed, "boxkit.applied": answer.value.applied })
+      return answer
     })
 
     const lifecycle = (operation: "pause" | "resume" | "sleep") =>
