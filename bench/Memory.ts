@@ -5,6 +5,11 @@
  * limit on a slow machine); the keys actually remembered are then reported. The count of remembered keys is read back from `GET /_local/state`
  * (`idempotency_keys`) after the RSS was read. Baseline: the RSS of the raw node:http server at rest.
  *
+ * The load floor: a second fresh `boxkit serve` answers as many requests that remember nothing (replays of one key:
+ * the same route, body and answer size, no box and no key added), its RSS read 2 s after the last answer. What the
+ * service holds per key is then told apart from what any run of that many requests leaves behind in the process
+ * (V8's young generation grown to its maximum, code optimized, allocator pages).
+ *
  * Source: issue 6, part 5; spec Limits ("Idempotency-Key ... remembered at least 24 hours").
  *
  * @since 0.1.0
@@ -34,6 +39,12 @@ export interface MemoryResults {
   readonly peakRssBytes: number
   /** (rssBytes - idleRssBytes) / created. */
   readonly bytesPerKey: number
+  /** The load floor: RSS of another fresh service after as many replays of one key (nothing remembered). */
+  readonly floorRssBytes: number
+  /** Replays of the floor run answered with the remembered answer. */
+  readonly floorReplays: number
+  /** (rssBytes - floorRssBytes) / created: what the service holds per key and box. */
+  readonly bytesPerKeyAboveFloor: number
   /** The baseline: RSS of the raw node:http server at rest. */
   readonly baselineRssBytes: number
 }
@@ -48,6 +59,19 @@ export const run = Effect.fn("Memory.run")(function*(settings: BenchSettings) {
     const raw = yield* Child.spawnServer({ label: "raw node:http", args: Scenarios.baselineArgs() })
     yield* settle(1000)
     return rssOf(raw).rssBytes
+  }))
+  const floor = yield* Effect.scoped(Effect.gen(function*() {
+    const server = yield* Child.spawnServer({ label: "boxkit serve (load floor)", args: Scenarios.serviceArgs() })
+    yield* settle(1000)
+    yield* Console.error(`  load floor: ${settings.idempotencyKeys} replays of one Idempotency-Key`)
+    yield* Load.autocannonRun(server.origin, Scenarios.createBoxReplay, { connections: 1, amount: 1 })
+    const result = yield* Load.autocannonRun(server.origin, Scenarios.createBoxReplay, {
+      connections: settings.concurrency,
+      amount: settings.idempotencyKeys,
+      stopAfterSeconds: settings.idempotencyMaxSeconds
+    })
+    yield* settle(2000)
+    return { rssBytes: rssOf(server).rssBytes, replays: result.statusCodeStats["201"]?.count ?? 0 }
   }))
   return yield* Effect.scoped(Effect.gen(function*() {
     const server = yield* Child.spawnServer({ label: "boxkit serve", args: Scenarios.serviceArgs() })
@@ -79,6 +103,9 @@ export const run = Effect.fn("Memory.run")(function*(settings: BenchSettings) {
       rssBytes: after.rssBytes,
       peakRssBytes: after.peakRssBytes,
       bytesPerKey: (after.rssBytes - idle.rssBytes) / Math.max(1, created),
+      floorRssBytes: floor.rssBytes,
+      floorReplays: floor.replays,
+      bytesPerKeyAboveFloor: (after.rssBytes - floor.rssBytes) / Math.max(1, created),
       baselineRssBytes
     } satisfies MemoryResults
   }))

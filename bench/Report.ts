@@ -272,7 +272,9 @@ const memorySection = (results: MemoryResults): string =>
     `${fmt(results.keys)} box creations (\`POST /v1/boxes\`, a distinct \`Idempotency-Key\` each, concurrency 64) ` +
     "against a fresh `boxkit serve`; RSS of the serving process read 2 s after the last answer (every box booted), " +
     "then `idempotency_keys` read from `GET /_local/state`. Measured, not extrapolated. Baseline: the raw node:http " +
-    "server's RSS at rest.",
+    "server's RSS at rest. The load floor tells what the service holds per key apart from what any run of that many " +
+    "requests leaves in the process: another fresh service answers as many replays of one key (same route, body " +
+    "and answer size; no box or key added), RSS read 2 s after the last answer.",
     "",
     table(["figure", "value", "÷ baseline"], [
       [
@@ -286,6 +288,12 @@ const memorySection = (results: MemoryResults): string =>
       ["RSS holding the keys", `${mb(results.rssBytes)} MB`, times(Stats.ratio(results.rssBytes, results.baselineRssBytes))],
       ["peak RSS", `${mb(results.peakRssBytes)} MB`, times(Stats.ratio(results.peakRssBytes, results.baselineRssBytes))],
       ["RSS growth per key (box + remembered answer)", `${fmt(results.bytesPerKey)} bytes`, ""],
+      [
+        `load floor: RSS of another fresh service after ${fmt(results.floorReplays)} replays of one key (nothing remembered)`,
+        `${mb(results.floorRssBytes)} MB`,
+        times(Stats.ratio(results.floorRssBytes, results.baselineRssBytes))
+      ],
+      ["RSS per key above the load floor (box + remembered answer)", `${fmt(results.bytesPerKeyAboveFloor)} bytes`, ""],
       ["baseline: raw node:http RSS at rest", `${mb(results.baselineRssBytes)} MB`, "1.00x"]
     ])
   ].join("\n")
