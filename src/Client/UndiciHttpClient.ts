@@ -161,8 +161,11 @@ function restoreDeadline(fiber: Fiber.RuntimeFiber<unknown, unknown>, previous: 
   else deadlines.set(fiber, previous)
 }
 
-/** Requests whose answers are handed over with their whole body read ({@link readWhole}). */
-const wholeBodies = new WeakSet<HttpClientRequest.HttpClientRequest>()
+/**
+ * The mark of requests whose answers are handed over with their whole body read ({@link readWhole}): a property on
+ * the request object (a `WeakSet` costs an entry per request and work for the garbage collector).
+ */
+const WholeBody: unique symbol = Symbol.for("boxkit/UndiciHttpClient/WholeBody")
 
 /**
  * Marks `request` so that a client made by {@link make} reads the answer's whole body before handing the answer over
@@ -170,7 +173,7 @@ const wholeBodies = new WeakSet<HttpClientRequest.HttpClientRequest>()
  * whole body anyway (e.g. JSON endpoints); other `HttpClient`s ignore the mark. Returns `request`.
  */
 export const readWhole = (request: HttpClientRequest.HttpClientRequest): HttpClientRequest.HttpClientRequest => {
-  wholeBodies.add(request)
+  ;(request as { [WholeBody]?: true })[WholeBody] = true
   return request
 }
 
@@ -265,7 +268,7 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
   private cachedHeaders: Headers.Headers | undefined
   private cachedCookies: Cookies.Cookies | undefined
   private textBody: Promise<string> | undefined
-  private registered = true
+  private registered: boolean
   /** The whole body, when it was read before the answer was handed over ({@link readWhole}). */
   private whole: Buffer | undefined = undefined
   private wholeText: string | undefined = undefined
@@ -274,11 +277,14 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
   constructor(
     readonly request: HttpClientRequest.HttpClientRequest,
     readonly source: Undici.Dispatcher.ResponseData,
-    private readonly handle: AbortHandle
+    private readonly handle: AbortHandle,
+    readsWholeNow: boolean
   ) {
     super()
     source.body.on("error", ignoreError)
-    unreadBodies.register(this, source.body, this)
+    // A body read at once ({@link readWhole}) needs no finalizer: registering costs the garbage collector work.
+    this.registered = !readsWholeNow
+    if (this.registered) unreadBodies.register(this, source.body, this)
   }
 
   get status(): number {
@@ -474,7 +480,7 @@ class SendWait {
       data.body.destroy()
       return
     }
-    const response = new UndiciResponse(this.request, data, this.handle)
+    const response = new UndiciResponse(this.request, data, this.handle, this.whole)
     if (!this.whole) {
       this.done = true
       this.handle.onExpire = undefined
@@ -539,23 +545,39 @@ const simpleUrl = /^(https?:\/\/[^/?#\\]+)(\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*)$/
 
 /**
  * Where a request goes: undici's `origin` and `path`. A plain absolute URL (the usual case) is split without a `URL`
- * object (its origin parsed once per prefix); anything else goes through `UrlParams.makeUrl` as in the platform's
- * client, so the result is the same.
+ * object (its origin parsed once per prefix), and the split is remembered for the next request to the same URL (the
+ * last 4,096 URLs); anything else goes through `UrlParams.makeUrl` as in the platform's client, so the result is
+ * the same.
  */
 const target = (request: HttpClientRequest.HttpClientRequest) => {
   if (request.urlParams.length === 0 && request.hash._tag === "None") {
-    const match = simpleUrl.exec(request.url)
-    if (match !== null && !/\/\.\.?(\/|$)/.test(match[2])) {
-      let origin = origins.get(match[1])
-      if (origin === undefined && URL.canParse(match[1])) {
-        origin = new URL(match[1]).origin
-        if (origins.size < 1024) origins.set(match[1], origin)
-      }
-      if (origin !== undefined) return { origin, path: match[2] }
+    const known = targets.get(request.url)
+    if (known !== undefined) return known
+    const found = splitSimpleUrl(request.url)
+    if (found !== undefined) {
+      if (targets.size >= 4096) targets.clear()
+      targets.set(request.url, found)
+      return found
     }
   }
   const url = UrlParams.makeUrl(request.url, request.urlParams, request.hash)
   return url._tag === "Left" ? url.left : { origin: url.right.origin, path: url.right.pathname + url.right.search + url.right.hash }
+}
+
+/** The targets of the plain absolute URLs seen last (a client calls the same few URLs again and again). */
+const targets = new Map<string, { readonly origin: string; readonly path: string }>()
+
+/** `origin` and `path` of a plain absolute URL ({@link simpleUrl}); undefined for any other URL. */
+const splitSimpleUrl = (url: string): { readonly origin: string; readonly path: string } | undefined => {
+  const match = simpleUrl.exec(url)
+  if (match === null || /\/\.\.?(\/|$)/.test(match[2])) return undefined
+  let origin = origins.get(match[1])
+  if (origin === undefined && URL.canParse(match[1])) {
+    origin = new URL(match[1]).origin
+    if (origins.size < 1024) origins.set(match[1], origin)
+  }
+  if (origin !== undefined) return { origin, path: match[2] }
+  return undefined
 }
 
 /** `f` of the request `effect` gives (directly when the effect is a successful `Exit`, without a `flatMap`). */
@@ -580,7 +602,7 @@ export const make = (dispatcher: RequestDispatcher): HttpClient.HttpClient => {
             ? Headers.merge(request.headers, HttpTraceContext.toHeaders(span))
             : request.headers
           const deadline = deadlines.get(fiber)
-          const whole = wholeBodies.has(request)
+          const whole = (request as { [WholeBody]?: true })[WholeBody] === true
           const body = request.body
           return body._tag === "Empty" || body._tag === "Uint8Array" || body._tag === "Raw"
             ? send(dispatcher, request, url, headers, body._tag === "Empty" ? null : body.body as Uint8Array, deadline, whole)

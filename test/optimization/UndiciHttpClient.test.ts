@@ -1,8 +1,9 @@
 /**
  * The toolkit's own undici `HttpClient` (UndiciHttpClient.ts) against a node:http server in the test: it sends what
- * the platform's `NodeHttpClient.layerUndici` sends (same request line for any path, headers, body), reads answers
- * the same way, aborts on interruption and at a deadline (failing with the deadline's error as `cause`), reads a
- * whole body before answering when asked to, propagates the trace context, and reuses connections.
+ * the platform's `NodeHttpClient.layerUndici` sends (same request line for any path, headers, body; the same again
+ * when a URL is sent a second time), reads answers the same way, aborts on interruption and at a deadline (failing
+ * with the deadline's error as `cause`), reads a whole body before answering when asked to, propagates the trace
+ * context, and reuses connections.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
@@ -64,6 +65,10 @@ describe("UndiciHttpClient", () => {
         if (Either.isRight(viaLean) && Either.isRight(viaPlatform)) {
           expect(comparable(viaLean.right), JSON.stringify(sample)).toEqual(comparable(viaPlatform.right))
         }
+        // Sent again: the URL's split is now remembered, and the request goes to the same place.
+        const again = yield* Effect.either(Effect.flatMap(lean.execute(request), (response) => response.json))
+        expect(Either.isRight(again)).toBe(Either.isRight(viaLean))
+        if (Either.isRight(again) && Either.isRight(viaLean)) expect(comparable(again.right)).toEqual(comparable(viaLean.right))
       }
     }))
 
