@@ -530,8 +530,9 @@ const send = (
       headers,
       body,
       signal: wait.handle,
-      // Timeouts belong to the caller (Transport.call bounds every attempt).
-      headersTimeout: 60 * 60 * 1000,
+      // Timeouts belong to the caller (Transport.call bounds every attempt): 0 turns undici's own off, and with them
+      // the timer undici makes per request.
+      headersTimeout: 0,
       bodyTimeout: 0
     }, (error, data) => wait.answer(error, data))
     return Effect.sync(() => wait.cancel())
