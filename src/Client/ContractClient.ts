@@ -197,6 +197,12 @@ const endpointFunction = <E, R, E2>(
   )
   const fixedHeaders = options.headers ?? {}
   const mapHeaders = options.mapHeaders
+  // An endpoint without a headers schema sends the same headers on every call: its request is built once (method and
+  // headers), and a call only sets its URL, URL params and body on it (each of `HttpClientRequest.make`'s options
+  // copies the request once more).
+  const fixedRequest = Option.isNone(encodeHeaders)
+    ? makeRequest("", { headers: mapHeaders === undefined ? fixedHeaders : mapHeaders({ ...fixedHeaders }) })
+    : undefined
 
   return (request: {
     readonly path?: unknown
@@ -224,22 +230,23 @@ const endpointFunction = <E, R, E2>(
         if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
         urlParams = UrlParams.fromInput(encoded.right as UrlParams.Input)
       }
-      let headers: Record<string, string> = fixedHeaders as Record<string, string>
+      let headers: Record<string, string> | undefined
       if (Option.isSome(encodeHeaders)) {
         const encoded = encodeHeaders.value(request?.headers)
         if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
         headers = { ...fixedHeaders, ...encoded.right as Record<string, string> }
+        if (mapHeaders !== undefined) headers = mapHeaders(headers)
       }
-      if (mapHeaders !== undefined) headers = mapHeaders(headers)
       if (Option.isSome(encodeUrlParams)) {
         const encoded = encodeUrlParams.value(request?.urlParams)
         if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
         urlParams = UrlParams.appendAll(urlParams, UrlParams.fromInput(encoded.right as UrlParams.Input))
       }
-      let httpRequest = HttpClientRequest.setBody(
-        makeRequest(options.baseUrl + path, { headers, urlParams } as HttpClientRequest.Options.NoUrl),
-        body
-      )
+      let httpRequest = fixedRequest === undefined
+        ? makeRequest(options.baseUrl + path, { headers, urlParams } as HttpClientRequest.Options.NoUrl)
+        : HttpClientRequest.setUrl(fixedRequest, options.baseUrl + path)
+      if (fixedRequest !== undefined && urlParams.length > 0) httpRequest = HttpClientRequest.setUrlParams(httpRequest, urlParams)
+      httpRequest = HttpClientRequest.setBody(httpRequest, body)
       if (readsText) httpRequest = UndiciHttpClient.readWhole(httpRequest)
       return Effect.flatMap(
         options.httpClient.execute(httpRequest),
