@@ -11,7 +11,8 @@
  *   plain absolute URL is split without a `URL` object, to the same origin and path); an invalid URL fails with
  *   `RequestError` reason `InvalidUrl`; a connection failure with reason `Transport`.
  * - {@link readWhole}: a caller that reads the whole body anyway (the contract client) can have the answer handed
- *   over with its body already read (one wait instead of two).
+ *   over with its body already read (one wait instead of two; sent with undici's `dispatch`, the body's chunks kept
+ *   as they arrive, without a body stream).
  * - Interrupting the fiber while it waits for the answer aborts the request (the socket is closed, so the server
  *   sees the client go away); interrupting it while it reads the body destroys the body (same effect).
  * - A body that is never read is destroyed when the response object is garbage collected, so its connection is
@@ -22,7 +23,7 @@
  *   plain timer bounds the exchange from sending the request until its body has been read (as text, JSON, bytes or
  *   form data); when it fires, the request is aborted and the wait in progress fails with the deadline's error as
  *   its `cause`. A body taken as a stream is not bounded (a stream outlives the attempt that opened it). Otherwise
- *   no timeouts of its own (headers timeout one hour, no body timeout).
+ *   no timeouts of its own (undici's headers and body timeouts are off).
  *
  * The dispatcher: {@link makeAgent} (keep-alive, up to {@link defaultConnections} connections per origin, no
  * pipelining; undici itself is imported when the first request is sent, so a program that never sends one, e.g.
@@ -50,14 +51,16 @@ export interface AgentOptions {
 }
 
 /**
- * What {@link make} needs of a dispatcher: undici's `request` with a callback. Every undici `Dispatcher` (`Agent`,
- * `Pool`, `Client`, `MockAgent`) has it.
+ * What {@link make} needs of a dispatcher: undici's `request` with a callback (answers whose body is read as it
+ * comes), and `dispatch` (answers read whole, {@link readWhole}). Every undici `Dispatcher` (`Agent`, `Pool`,
+ * `Client`, `MockAgent`) has both.
  */
 export interface RequestDispatcher {
   request(
     options: Undici.Dispatcher.RequestOptions,
     callback: (error: Error | null, data: Undici.Dispatcher.ResponseData) => void
   ): void
+  dispatch(options: Undici.Dispatcher.DispatchOptions, handler: Undici.Dispatcher.DispatchHandler): boolean
 }
 
 /**
@@ -92,6 +95,19 @@ class AgentOnFirstRequest implements RequestDispatcher {
       (agent) => agent.request(options, callback),
       (error) => callback(error instanceof Error ? error : new Error(String(error)), undefined as never)
     )
+  }
+
+  dispatch(options: Undici.Dispatcher.DispatchOptions, handler: Undici.Dispatcher.DispatchHandler): boolean {
+    if (this.agent !== undefined) return this.agent.dispatch(options, handler)
+    if (this.destroyed) {
+      handler.onResponseError?.(undefined as never, new Error("The HTTP client's agent is closed."))
+      return true
+    }
+    this.load().then(
+      (agent) => agent.dispatch(options, handler),
+      (error) => handler.onResponseError?.(undefined as never, error instanceof Error ? error : new Error(String(error)))
+    )
+    return true
   }
 
   /** Destroys the agent's connections (when it was made); later requests fail. */
@@ -261,7 +277,11 @@ const unreadBodies = new FinalizationRegistry<Undici.Dispatcher.ResponseData["bo
 const decodeError = (response: HttpClientResponse.HttpClientResponse, cause: unknown) =>
   new HttpClientError.ResponseError({ request: response.request, response, reason: "Decode", cause })
 
-/** A response over undici's `ResponseData`; every body read is interruptible (interruption destroys the body). */
+/**
+ * A response over undici: status and headers, and either the body stream (`request`) or the whole body read before
+ * the answer was handed over ({@link readWhole}: `whole`, or `wholeError` when reading it failed). Every body read
+ * of a stream is interruptible (interruption destroys the body).
+ */
 class UndiciResponse extends Inspectable.Class implements HttpClientResponse.HttpClientResponse {
   readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
   readonly [HttpClientResponse.TypeId]: HttpClientResponse.TypeId = HttpClientResponse.TypeId
@@ -269,35 +289,33 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
   private cachedCookies: Cookies.Cookies | undefined
   private textBody: Promise<string> | undefined
   private registered: boolean
-  /** The whole body, when it was read before the answer was handed over ({@link readWhole}). */
-  private whole: Buffer | undefined = undefined
   private wholeText: string | undefined = undefined
-  private wholeError: unknown = undefined
 
   constructor(
     readonly request: HttpClientRequest.HttpClientRequest,
-    readonly source: Undici.Dispatcher.ResponseData,
+    readonly status: number,
+    private readonly sourceHeaders: Undici.Dispatcher.ResponseData["headers"],
+    private readonly body: Undici.Dispatcher.ResponseData["body"] | undefined,
     private readonly handle: AbortHandle,
-    readsWholeNow: boolean
+    private readonly whole: Buffer | undefined,
+    private readonly wholeError: unknown
   ) {
     super()
-    source.body.on("error", ignoreError)
-    // A body read at once ({@link readWhole}) needs no finalizer: registering costs the garbage collector work.
-    this.registered = !readsWholeNow
-    if (this.registered) unreadBodies.register(this, source.body, this)
-  }
-
-  get status(): number {
-    return this.source.statusCode
+    // A body read whole needs no finalizer (registering one costs the garbage collector work).
+    this.registered = body !== undefined
+    if (body !== undefined) {
+      body.on("error", ignoreError)
+      unreadBodies.register(this, body, this)
+    }
   }
 
   get headers(): Headers.Headers {
-    return this.cachedHeaders ??= Headers.fromInput(this.source.headers as Record<string, string | ReadonlyArray<string>>)
+    return this.cachedHeaders ??= Headers.fromInput(this.sourceHeaders as Record<string, string | ReadonlyArray<string>>)
   }
 
   get cookies(): Cookies.Cookies {
     if (this.cachedCookies !== undefined) return this.cachedCookies
-    const header = this.source.headers["set-cookie"]
+    const header = this.sourceHeaders["set-cookie"]
     return this.cachedCookies = header === undefined
       ? Cookies.empty
       : Cookies.fromSetCookie(Array.isArray(header) ? header : [header])
@@ -305,21 +323,6 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
 
   get remoteAddress(): Option.Option<string> {
     return Option.none()
-  }
-
-  /** Reads the whole body now (see {@link readWhole}); calls `done` once it is read or failed. */
-  readWhole(done: () => void): void {
-    this.claim()
-    this.source.body.bytes().then(
-      (bytes) => {
-        this.whole = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-        done()
-      },
-      (cause) => {
-        this.wholeError = cause ?? new Error("the body could not be read")
-        done()
-      }
-    )
   }
 
   /** The body is being read: the finalizer is no longer needed. */
@@ -351,7 +354,7 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
       return Effect.succeed(this.wholeText ??= this.whole.toString("utf8", start))
     }
     if (this.wholeError !== undefined) return Effect.fail(decodeError(this, this.wholeError))
-    return this.read(() => this.textBody ??= this.source.body.text())
+    return this.read(() => this.textBody ??= this.body!.text())
   }
 
   get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
@@ -370,16 +373,16 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
       return Effect.succeed(whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) as ArrayBuffer)
     }
     if (this.wholeError !== undefined) return Effect.fail(decodeError(this, this.wholeError))
-    return this.read(() => this.source.body.arrayBuffer())
+    return this.read(() => this.body!.arrayBuffer())
   }
 
   get formData(): Effect.Effect<FormData, HttpClientError.ResponseError> {
     if (this.whole !== undefined) {
-      const response = new Response(new Uint8Array(this.whole), { headers: { "content-type": String(this.source.headers["content-type"] ?? "") } })
+      const response = new Response(new Uint8Array(this.whole), { headers: { "content-type": String(this.sourceHeaders["content-type"] ?? "") } })
       return this.read(() => response.formData())
     }
     if (this.wholeError !== undefined) return Effect.fail(decodeError(this, this.wholeError))
-    return this.read(() => this.source.body.formData() as Promise<FormData>)
+    return this.read(() => this.body!.formData() as Promise<FormData>)
   }
 
   get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpClientError.ResponseError> {
@@ -397,7 +400,7 @@ class UndiciResponse extends Inspectable.Class implements HttpClientResponse.Htt
     if (this.wholeError !== undefined) return Stream.fail(decodeError(this, this.wholeError))
     this.claim()
     this.handle.disarm()
-    return NodeStream.fromReadable(() => this.source.body, (cause) => decodeError(this, cause))
+    return NodeStream.fromReadable(() => this.body!, (cause) => decodeError(this, cause))
   }
 
   toJSON(): unknown {
@@ -461,7 +464,6 @@ class SendWait {
   readonly handle = new AbortHandle()
   constructor(
     private readonly request: HttpClientRequest.HttpClientRequest,
-    private readonly whole: boolean,
     private readonly resume: (
       effect: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>
     ) => void
@@ -480,21 +482,11 @@ class SendWait {
       data.body.destroy()
       return
     }
-    const response = new UndiciResponse(this.request, data, this.handle, this.whole)
-    if (!this.whole) {
-      this.done = true
-      this.handle.onExpire = undefined
-      this.resume(Effect.succeed(response))
-      return
-    }
-    // The whole body first, then the answer: one resumption of the fiber instead of two. The deadline still runs
-    // (it destroys the body, so the read fails and the answer carries that failure); interruption still aborts.
-    response.readWhole(() => {
-      if (this.done) return
-      this.done = true
-      this.handle.disarm()
-      this.resume(Effect.succeed(response))
-    })
+    this.done = true
+    this.handle.onExpire = undefined
+    this.resume(Effect.succeed(
+      new UndiciResponse(this.request, data.statusCode, data.headers, data.body, this.handle, undefined, undefined)
+    ))
   }
 
   cancel(): void {
@@ -504,9 +496,88 @@ class SendWait {
 }
 
 /**
- * One request on `dispatcher`: answered with the response head. Interruption aborts it; so does the `deadline`
- * (failing with a `RequestError` whose `cause` is the deadline's error), whose timer then runs on until the body is
- * read.
+ * A request whose answer is handed over with its whole body read ({@link readWhole}), as an undici dispatch
+ * handler: the body's chunks are kept as they arrive (no body stream, one resumption of the fiber). Settles once:
+ * the answer when the body has been read (or, when reading it failed, the answer carrying that failure); a
+ * `RequestError` when the request fails before the answer's head, or when the deadline passes before the end.
+ * Interruption aborts the request, also when it is still waiting for a connection.
+ */
+class WholeExchange implements Undici.Dispatcher.DispatchHandler {
+  private done = false
+  private controller: Undici.Dispatcher.DispatchController | undefined = undefined
+  private statusCode = 0
+  private headers: Undici.Dispatcher.ResponseData["headers"] = {}
+  private chunks: Array<Buffer> = []
+  readonly handle = new AbortHandle()
+
+  constructor(
+    private readonly request: HttpClientRequest.HttpClientRequest,
+    private readonly resume: (
+      effect: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>
+    ) => void
+  ) {
+    this.handle.on("abort", this.abortRequest.bind(this))
+  }
+
+  private abortRequest(): void {
+    this.controller?.abort(this.handle.reason instanceof Error ? this.handle.reason : new Error("The request was aborted."))
+  }
+
+  fail(cause: unknown): void {
+    if (this.done) return
+    this.done = true
+    this.handle.disarm()
+    this.resume(Effect.fail(new HttpClientError.RequestError({ request: this.request, reason: "Transport", cause })))
+  }
+
+  onRequestStart(controller: Undici.Dispatcher.DispatchController): void {
+    this.controller = controller
+    if (this.handle.aborted) this.abortRequest()
+  }
+
+  onResponseStart(_controller: unknown, statusCode: number, headers: Undici.Dispatcher.ResponseData["headers"]): void {
+    this.statusCode = statusCode
+    this.headers = headers
+  }
+
+  onResponseData(_controller: unknown, chunk: Buffer): void {
+    this.chunks.push(chunk)
+  }
+
+  onResponseEnd(): void {
+    if (this.done) return
+    this.done = true
+    this.handle.disarm()
+    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)
+    this.chunks = []
+    this.resume(Effect.succeed(
+      new UndiciResponse(this.request, this.statusCode, this.headers, undefined, this.handle, body, undefined)
+    ))
+  }
+
+  onResponseError(_controller: unknown, error: Error): void {
+    if (this.done) return
+    // Aborted by the deadline (whose timer aborts before it fails the wait): the deadline's error is the cause.
+    if (this.handle.aborted && this.handle.reason !== undefined) return this.fail(this.handle.reason)
+    if (this.statusCode === 0) return this.fail(error)
+    this.done = true
+    this.handle.disarm()
+    this.chunks = []
+    this.resume(Effect.succeed(
+      new UndiciResponse(this.request, this.statusCode, this.headers, undefined, this.handle, undefined, error)
+    ))
+  }
+
+  cancel(): void {
+    this.done = true
+    this.handle.abort()
+  }
+}
+
+/**
+ * One request on `dispatcher`: answered with the response head, or with the whole body read when `whole`.
+ * Interruption aborts it; so does the `deadline` (failing with a `RequestError` whose `cause` is the deadline's
+ * error), whose timer then runs on until the body is read.
  */
 const send = (
   dispatcher: RequestDispatcher,
@@ -518,23 +589,26 @@ const send = (
   whole: boolean
 ) =>
   Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>((resume) => {
-    const wait = new SendWait(request, whole, resume)
+    const wait = whole ? new WholeExchange(request, resume) : new SendWait(request, resume)
     if (deadline !== undefined) {
       if (!wait.handle.arm(deadline)) return wait.fail(deadline.onExpire())
       wait.handle.onExpire = wait
     }
-    dispatcher.request({
+    const options = {
       method: request.method,
       origin: url.origin,
       path: url.path,
       headers,
       body,
+      // `request` only: `dispatch` has no signal (the exchange aborts through its controller).
       signal: wait.handle,
       // Timeouts belong to the caller (Transport.call bounds every attempt): 0 turns undici's own off, and with them
       // the timer undici makes per request.
       headersTimeout: 0,
       bodyTimeout: 0
-    }, (error, data) => wait.answer(error, data))
+    }
+    if (wait instanceof WholeExchange) dispatcher.dispatch(options, wait)
+    else dispatcher.request(options, (error, data) => wait.answer(error, data))
     return Effect.sync(() => wait.cancel())
   })
 

@@ -111,6 +111,44 @@ describe("UndiciHttpClient", () => {
       expect(Buffer.concat(Chunk.toArray(chunks)).toString("utf8")).toBe("{\"id\":\"x\",\"text\":\"é\"}")
     }))
 
+  it.scopedLive("readWhole: a deadline before the end fails the request with its error as cause; interruption closes the connection; a body cut off comes with its failure", () =>
+    Effect.gen(function*() {
+      let closed = 0
+      const server = yield* fakeServer((request, response) => {
+        response.on("close", () => closed++)
+        if (request.url === "/slow-head" || request.url === "/hang") return
+        if (request.url === "/cut") {
+          response.writeHead(200, { "content-type": "application/json", "content-length": "100" })
+          response.write("{\"partial\":")
+          setTimeout(() => response.socket?.destroy(), 20)
+          return
+        }
+        response.writeHead(200, { "content-type": "application/json" })
+        response.write("{\"partial\":")
+      })
+      const { lean } = yield* clients
+      const deadline = (millis: number) => ({ atMillis: Date.now() + millis, onExpire: () => `expired after ${millis} ms` })
+      const whole = (path: string) => lean.execute(UndiciHttpClient.readWhole(HttpClientRequest.get(`${server.url}${path}`)))
+
+      const head = yield* Effect.either(UndiciHttpClient.withDeadline(whole("/slow-head"), deadline(60)))
+      expect(Either.isLeft(head) && head.left._tag === "RequestError" && head.left.cause).toBe("expired after 60 ms")
+      const body = yield* Effect.either(UndiciHttpClient.withDeadline(whole("/slow-body"), deadline(60)))
+      expect(Either.isLeft(body) && body.left._tag === "RequestError" && body.left.cause).toBe("expired after 60 ms")
+      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 2 }), Effect.timeout("2 seconds"))
+      expect(closed).toBe(2)
+
+      const fiber = yield* Effect.fork(whole("/hang"))
+      yield* Effect.sleep("20 millis").pipe(Effect.repeat({ until: () => server.received.some((r) => r.url === "/hang") }))
+      yield* Fiber.interrupt(fiber)
+      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 3 }), Effect.timeout("2 seconds"))
+      expect(closed).toBe(3)
+
+      const cut = yield* whole("/cut")
+      expect(cut.status).toBe(200)
+      const read = yield* Effect.either(cut.text)
+      expect(Either.isLeft(read) && read.left._tag === "ResponseError" && read.left.reason).toBe("Decode")
+    }))
+
   it.scopedLive("interrupting the caller while it waits closes the connection (the server sees it go)", () =>
     Effect.gen(function*() {
       let closed = 0
