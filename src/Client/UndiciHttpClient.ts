@@ -458,13 +458,17 @@ class BodyWait<A> {
   }
 }
 
-/** A request waiting for its answer's head: settles once (answer, failure, deadline). */
-class SendWait {
-  private done = false
+/**
+ * One request in flight, settled once: by its answer, its failure (a `RequestError`), or its deadline. Interruption
+ * ({@link cancel}) aborts it.
+ */
+abstract class Exchange {
+  protected done = false
   readonly handle = new AbortHandle()
+
   constructor(
-    private readonly request: HttpClientRequest.HttpClientRequest,
-    private readonly resume: (
+    protected readonly request: HttpClientRequest.HttpClientRequest,
+    protected readonly resume: (
       effect: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>
     ) => void
   ) {}
@@ -476,6 +480,14 @@ class SendWait {
     this.resume(Effect.fail(new HttpClientError.RequestError({ request: this.request, reason: "Transport", cause })))
   }
 
+  cancel(): void {
+    this.done = true
+    this.handle.abort()
+  }
+}
+
+/** A request waiting for its answer's head (`request`; the body is then read as a stream). */
+class SendWait extends Exchange {
   answer(error: Error | null | undefined, data: Undici.Dispatcher.ResponseData): void {
     if (error !== null && error !== undefined) return this.fail(error)
     if (this.done) {
@@ -488,11 +500,6 @@ class SendWait {
       new UndiciResponse(this.request, data.statusCode, data.headers, data.body, this.handle, undefined, undefined)
     ))
   }
-
-  cancel(): void {
-    this.done = true
-    this.handle.abort()
-  }
 }
 
 /**
@@ -502,32 +509,22 @@ class SendWait {
  * `RequestError` when the request fails before the answer's head, or when the deadline passes before the end.
  * Interruption aborts the request, also when it is still waiting for a connection.
  */
-class WholeExchange implements Undici.Dispatcher.DispatchHandler {
-  private done = false
+class WholeExchange extends Exchange implements Undici.Dispatcher.DispatchHandler {
   private controller: Undici.Dispatcher.DispatchController | undefined = undefined
   private statusCode = 0
   private headers: Undici.Dispatcher.ResponseData["headers"] = {}
   private chunks: Array<Buffer> = []
-  readonly handle = new AbortHandle()
 
   constructor(
-    private readonly request: HttpClientRequest.HttpClientRequest,
-    private readonly resume: (
-      effect: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>
-    ) => void
+    request: HttpClientRequest.HttpClientRequest,
+    resume: (effect: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>) => void
   ) {
+    super(request, resume)
     this.handle.on("abort", this.abortRequest.bind(this))
   }
 
   private abortRequest(): void {
     this.controller?.abort(this.handle.reason instanceof Error ? this.handle.reason : new Error("The request was aborted."))
-  }
-
-  fail(cause: unknown): void {
-    if (this.done) return
-    this.done = true
-    this.handle.disarm()
-    this.resume(Effect.fail(new HttpClientError.RequestError({ request: this.request, reason: "Transport", cause })))
   }
 
   onRequestStart(controller: Undici.Dispatcher.DispatchController): void {
@@ -566,11 +563,6 @@ class WholeExchange implements Undici.Dispatcher.DispatchHandler {
     this.resume(Effect.succeed(
       new UndiciResponse(this.request, this.statusCode, this.headers, undefined, this.handle, undefined, error)
     ))
-  }
-
-  cancel(): void {
-    this.done = true
-    this.handle.abort()
   }
 }
 
