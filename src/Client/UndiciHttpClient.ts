@@ -2,9 +2,10 @@
  * The toolkit's own `HttpClient` over an undici `Dispatcher`: the same `HttpClient` interface as
  * `NodeHttpClient.layerUndici`, without the per-request machinery the toolkit does not need (an `http.client` span
  * with every header as an attribute, an `AbortController` (an `EventTarget`) per request, a `URL` object per request,
- * a memoized effect per body read). Measured on this machine (concurrency 64, `POST /v1/apps/find` against
- * bench/RawServer.ts, same runs): about 60-110 µs of client CPU per call with the JSON answer read, where the
- * platform's client took 230-400 µs and raw `undici.request` 55-90 µs.
+ * a memoized effect per body read, a finalizer or a `WeakSet` entry per request, a body stream for an answer read
+ * whole). Measured on this machine (concurrency 64, `POST /v1/apps/find` against bench/RawServer.ts, same runs):
+ * the toolkit's `Apps.find` took 80-116 µs of client CPU per call where raw `undici.request` took 45-72 µs
+ * (BENCHMARKS.md; the platform's client took 230-400 µs).
  *
  * Behaviour:
  * - The URL is resolved as the platform's client does (`UrlParams.makeUrl`: the request's URL, URL params, hash; a
