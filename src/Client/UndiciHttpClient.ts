@@ -529,7 +529,11 @@ class WholeExchange extends Exchange implements Undici.Dispatcher.DispatchHandle
   }
 
   onRequestStart(controller: Undici.Dispatcher.DispatchController): void {
+    // Called again when undici sends the request again on another connection: nothing of an earlier try is kept.
     this.controller = controller
+    this.statusCode = 0
+    this.headers = {}
+    this.chunks = []
     if (this.handle.aborted) this.abortRequest()
   }
 
