@@ -7,7 +7,7 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Redacted } from "effect"
+import { type Context, Duration, Effect, Layer, Redacted } from "effect"
 import * as UndiciHttpClient from "../../src/Client/UndiciHttpClient.js"
 import * as Repositories from "../../src/Server/Repositories.js"
 import * as WebhookDelivery from "../../src/Server/WebhookDelivery.js"
@@ -16,6 +16,14 @@ import { fakeServer } from "../responses/support.js"
 /** The delivery service and its repositories, over `client`. */
 const deliveries = (client: Layer.Layer<any>, options: WebhookDelivery.DeliveryOptions = {}) =>
   WebhookDelivery.layer(options).pipe(Layer.provideMerge(Repositories.layerMemory), Layer.provide(client))
+
+/** The delivery log of `context`, read every 10 ms until it has `count` entries (at most `timeout`). */
+const deliveryLog = (context: Context.Context<Repositories.Logs>, count: number, timeout: Duration.DurationInput) =>
+  Effect.provide(Effect.flatMap(Repositories.Logs, (logs) => logs.deliveries), context).pipe(
+    Effect.tap(() => Effect.sleep("10 millis")),
+    Effect.repeat({ until: (log) => log.length >= count }),
+    Effect.timeout(timeout)
+  )
 
 /** Waits (every 10 ms, at most `seconds`) until `done` holds. */
 const until = (done: () => boolean, seconds = 20) =>
@@ -58,13 +66,7 @@ describe("webhook fan-out", () => {
       // Generous: about 1 s on this machine; the waiter storm it replaces took minutes for 3,000.
       expect(elapsed).toBeLessThan(15_000)
       // Each attempt is logged once its answer has arrived (just after the receiver saw the request).
-      const read = Effect.provide(Effect.flatMap(Repositories.Logs, (logs) => logs.deliveries), context)
-      let log: ReadonlyArray<Repositories.WebhookDeliveryEntry> = []
-      yield* Effect.flatMap(read, (entries) => Effect.sync(() => (log = entries))).pipe(
-        Effect.zipRight(Effect.sleep("10 millis")),
-        Effect.repeat({ until: () => log.length >= 3000 }),
-        Effect.timeout("10 seconds")
-      )
+      const log = yield* deliveryLog(context, 3000, "10 seconds")
       expect(log).toHaveLength(3000)
       expect(log.every((entry) => entry.ok && entry.round === 1 && entry.attempt === 1)).toBe(true)
       expect(receiver.received[0].headers.authorization).toBe("Bearer token")
@@ -79,13 +81,7 @@ describe("webhook fan-out", () => {
         const context = yield* Layer.build(deliveries(client, { attemptTimeout: Duration.millis(100) }))
         const service = yield* Effect.provide(WebhookDelivery.WebhookDelivery, context)
         yield* service.deliver({ responseId: "resp_slow", url: receiver.url, token: null, body: { id: "resp_slow" } })
-        const read = Effect.provide(Effect.flatMap(Repositories.Logs, (logs) => logs.deliveries), context)
-        let log: ReadonlyArray<Repositories.WebhookDeliveryEntry> = []
-        yield* Effect.flatMap(read, (entries) => Effect.sync(() => (log = entries))).pipe(
-          Effect.zipRight(Effect.sleep("20 millis")),
-          Effect.repeat({ until: () => log.length >= 3 }),
-          Effect.timeout("5 seconds")
-        )
+        const log = yield* deliveryLog(context, 3, "5 seconds")
         expect(log.slice(0, 3).map((entry) => [entry.round, entry.attempt, entry.ok, entry.error])).toEqual([
           [1, 1, false, "timed out after 100 ms"],
           [1, 2, false, "timed out after 100 ms"],
