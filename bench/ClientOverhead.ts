@@ -8,12 +8,11 @@
  *
  * @since 0.1.0
  */
-import { Console, Effect, Layer, ManagedRuntime } from "effect"
+import { Console, Effect, ManagedRuntime } from "effect"
 import { performance } from "node:perf_hooks"
 import { Agent, request } from "undici"
 import { Apps } from "../src/Client/Apps.js"
 import * as Boxkit from "../src/Client/Boxkit.js"
-import { BoxkitConfig } from "../src/Client/BoxkitConfig.js"
 import * as Child from "./Child.js"
 import * as Scenarios from "./Scenarios.js"
 import type { BenchSettings } from "./Settings.js"
@@ -117,7 +116,7 @@ export const run = Effect.fn("ClientOverhead.run")(function*(settings: BenchSett
   // The toolkit as an Effect program uses it: `concurrency` fibers, each calling `Apps.find` in a loop.
   const runtime = yield* Effect.acquireRelease(
     Effect.sync(() =>
-      ManagedRuntime.make(Boxkit.layer.pipe(Layer.provide(BoxkitConfig.layer({ apiKey: Scenarios.apiKey, baseUrl: server.baseUrl }))))
+      ManagedRuntime.make(Boxkit.layer({ apiKey: Scenarios.apiKey, baseUrl: server.baseUrl }))
     ),
     (runtime) => Effect.promise(() => runtime.dispose())
   )

@@ -85,10 +85,10 @@ export const run = Effect.fn("ColdStart.run")(function*(settings: BenchSettings)
     },
     { label: "boxkit serve (tsx src/bin.ts)", args: Scenarios.tsxServiceArgs(), budget: false }
   ]
-  // The installed command runs dist/boxkit.cjs and rebuilds it when stale: build it first, so that every spawn
+  // The command runs dist/boxkit.cjs, rebuilt in a checkout when stale: build it first, so that every spawn
   // measures a start, not a build; then start it once and stop it with SIGTERM, so that it writes its code cache
   // (the first run of a command after an install does the same).
-  yield* Effect.sync(() => execFileSync(process.execPath, ["scripts/bundle.mjs"], { stdio: "ignore" }))
+  yield* Effect.sync(() => execFileSync(process.execPath, ["scripts/build.mjs", "--command"], { stdio: "ignore" }))
   yield* Effect.scoped(Effect.gen(function*() {
     const server = yield* Child.spawnServer({ label: "boxkit serve (writes its code cache)", args: Scenarios.serviceArgs() })
     yield* firstAnswer(server.origin)

@@ -1,20 +1,31 @@
 #!/usr/bin/env node
-// The `boxkit` command. Runs the esbuild bundle of src/bin.ts (dist/boxkit.cjs) in this process, building it first
-// when it is missing or older than the sources (scripts/bundle.mjs). Signals reach the service directly.
+// The `boxkit` command. Runs the esbuild bundle of src/bin.ts (dist/boxkit.cjs) in this process, so signals reach the
+// service directly.
+//
+// Installed, the shipped bundle is used as it is: nothing is built or checked, and nothing needs to be writable.
+// In a git checkout (a `.git` next to `package.json`), the bundle is rebuilt first when it is missing or older than
+// the sources (scripts/build.mjs).
 //
 // The bundle runs as a `vm.Script` with V8's code cache, one per command: the first run of a command that ends writes
 // what V8 compiled while it ran (dist/boxkit.cjs.serve.cache, ... next to the bundle, so a rebuild drops them), and
-// later runs of that command start from it instead of parsing and compiling about 4.8 MB of JavaScript again (about
-// 0.5 s to the first answer of `boxkit serve` without it, about 0.35 s with it, on the 2-core machine of
-// BENCHMARKS.md). A cache V8 refuses (another Node version or other flags) is rewritten; a cache that cannot be
-// written (read-only install) is simply not used. BOXKIT_CODE_CACHE=off runs without any.
-import { readFileSync, renameSync, writeFileSync } from "node:fs"
+// later runs of that command start from it instead of parsing and compiling the whole bundle again. A cache V8
+// refuses (another Node version or other flags) is rewritten; a cache that cannot be written (a read-only install,
+// files of another user) is simply not used. BOXKIT_CODE_CACHE=off runs without any.
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import Module, { createRequire } from "node:module"
-import { dirname } from "node:path"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { Script } from "node:vm"
-import { ensureBundle } from "../scripts/bundle.mjs"
 
-const bundle = await ensureBundle()
+const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+const inCheckout = existsSync(join(root, ".git")) && existsSync(join(root, "scripts", "build.mjs"))
+const bundle = inCheckout
+  ? await (await import("../scripts/build.mjs")).ensureCommand()
+  : join(root, "dist", "boxkit.cjs")
+if (!existsSync(bundle)) {
+  process.stderr.write(`boxkit: ${bundle} is missing; reinstall the package (npm install boxkit)\n`)
+  process.exit(1)
+}
 const command = /^[a-z][a-z-]{0,31}$/.test(process.argv[2] ?? "") ? process.argv[2] : "other"
 const cachePath = `${bundle}.${command}.cache`
 

@@ -1,66 +1,87 @@
 /**
- * boxkit: an Effect toolkit for the Box Service HTTP API (client services, schemas, errors, the HTTP contract) and a
- * faithful local box service. Modules are exported as namespaces.
+ * boxkit: an Effect toolkit for the Box Service HTTP API. This entry point is the client: one service per API area,
+ * the layers that compose them, every error class, and the schemas of every resource. The local box service lives
+ * behind `boxkit/local` and the test layer behind `boxkit/testing`, so a program that only uses the client never
+ * loads them. Every module is also its own subpath (`boxkit/Boxes`, `boxkit/Responses`, ...).
  *
  * @since 0.1.0
  */
 
-/** The error model: the envelope and one tagged error per error `type` (spec: Errors). */
-export * as ApiError from "./ApiError.js"
-/** The HTTP contract (`HttpApi`) the client and the local service are derived from. */
-export * as Api from "./Contract/Api.js"
-/** The caller of a request, as the local service resolves it. */
-export * as Principal from "./Contract/Principal.js"
+// The services, one per API area; `yield* Boxes` gives its methods.
+/** Apps: find an app by name, minting it when asked (spec "POST {api_url}/apps/find"). @since 0.1.0 */
+export { Apps } from "./Client/Apps.js"
+/** Boxes: create, read, wait for, upgrade and end boxes (spec "Boxes"). @since 0.1.0 */
+export { Boxes } from "./Client/Boxes.js"
+/** Clipboard: put text or an image on a box's clipboard (spec "Clipboard"). @since 0.1.0 */
+export { Clipboard } from "./Client/Clipboard.js"
+/** Egress policies: create and rename (spec "Egress policies"). @since 0.1.0 */
+export { EgressPolicies } from "./Client/EgressPolicies.js"
+/** Exec: resize an exec's terminal (spec "Exec"). @since 0.1.0 */
+export { Exec } from "./Client/Exec.js"
+/** Listeners: publish and unpublish a box's ports, add domains (spec "Listeners"). @since 0.1.0 */
+export { Listeners } from "./Client/Listeners.js"
+/** Model responses: foreground, background, streamed, read, awaited (spec "POST {api_url}/responses"). @since 0.1.0 */
+export { Responses } from "./Client/Responses.js"
+/** Secrets: create and read (never the value) (spec "Secrets"). @since 0.1.0 */
+export { Secrets } from "./Client/Secrets.js"
 
-/** Identifiers (`sb_`, `app_`, `ep_`/`hp_` + UUID). */
-export * as Ids from "./Domain/Ids.js"
-/** Box schemas: create request, box record, status, upgrade and unpublish results. */
-export * as Box from "./Domain/Box.js"
-/** App schemas. */
-export * as App from "./Domain/App.js"
-/** Secret schemas. */
-export * as Secret from "./Domain/Secret.js"
-/** Egress policy schemas. */
-export * as EgressPolicy from "./Domain/EgressPolicy.js"
-/** Model response schemas. */
-export * as ModelResponse from "./Domain/ModelResponse.js"
+/** The client's settings (`BOX_API_KEY`, `BOX_BASE_URL`, `BOX_API_URL`) as a service. @since 0.1.0 */
+export { BoxkitConfig } from "./Client/BoxkitConfig.js"
+/** Options and settings of the client. @since 0.1.0 */
+export type { BoxkitOptions, BoxkitSettings, RetrySettings } from "./Client/BoxkitConfig.js"
 
-/** Client configuration (`BOX_API_KEY`, `BOX_BASE_URL`, `BOX_API_URL`). */
-export * as BoxkitConfig from "./Client/BoxkitConfig.js"
-/** Every client service in one layer. */
+/** Every client service in one layer: `Boxkit.layer(options)`, `Boxkit.layerConfig()`. @since 0.1.0 */
 export * as Boxkit from "./Client/Boxkit.js"
-/** The shared transport (typed errors, retries, deadlines). */
-export * as Transport from "./Client/Transport.js"
-/** The retry Schedules. */
-export * as Retry from "./Client/Retry.js"
-/** Idempotency keys on the client. */
-export * as IdempotencyKey from "./Client/IdempotencyKey.js"
-/** The Apps service. */
-export * as Apps from "./Client/Apps.js"
-/** The Boxes service. */
-export * as Boxes from "./Client/Boxes.js"
-/** The Exec service. */
-export * as Exec from "./Client/Exec.js"
-/** The Listeners service. */
-export * as Listeners from "./Client/Listeners.js"
-/** The Clipboard service. */
-export * as Clipboard from "./Client/Clipboard.js"
-/** The Secrets service. */
-export * as Secrets from "./Client/Secrets.js"
-/** The EgressPolicies service. */
-export * as EgressPolicies from "./Client/EgressPolicies.js"
-/** The Responses service. */
-export * as Responses from "./Client/Responses.js"
-/** A completion-webhook receiver for daemons. */
+/** A completion-webhook receiver for daemons (spec "Events / Completion webhook"). @since 0.1.0 */
 export * as WebhookReceiver from "./Client/WebhookReceiver.js"
+/** The retry Schedules and what is retried. @since 0.1.0 */
+export * as Retry from "./Client/Retry.js"
+/** The shared transport: per-call retry overrides (`Transport.withRetry`). @since 0.1.0 */
+export * as Transport from "./Client/Transport.js"
+/** Idempotency keys on the client (`Idempotent` results, `Idempotent-Replayed`). @since 0.1.0 */
+export * as IdempotencyKey from "./Client/IdempotencyKey.js"
+/** When operation spans are made (`Tracing.withMode`). @since 0.1.0 */
+export * as Tracing from "./Client/Tracing.js"
+/** The toolkit's own undici `HttpClient` (what `Boxkit.layer` runs on). @since 0.1.0 */
+export * as UndiciHttpClient from "./Client/UndiciHttpClient.js"
 
-/** The local box service (layers, seed, inspection). */
-export * as LocalService from "./Server/LocalService.js"
-/** Settings of the local box service. */
-export * as LocalServiceConfig from "./Server/LocalServiceConfig.js"
-/** The seed file format of the local box service. */
-export * as Seed from "./Server/Seed.js"
-/** The model behind the local service's Responses area (the deterministic local model). */
-export * as LanguageModel from "./Server/LanguageModel.js"
-/** An adapter to any OpenAI-compatible upstream, as the model of the local service. */
-export * as UpstreamModel from "./Server/UpstreamModel.js"
+// Every error the client can fail with, found together.
+/** The errors of the API, one class per error `type` (spec "Errors"), and the client's own. @since 0.1.0 */
+export {
+  AuthenticationError,
+  BillingError,
+  ConflictError,
+  InvalidRequestError,
+  NotFoundError,
+  NotImplementedError,
+  PermissionError,
+  QuotaExceededError,
+  RateLimitError,
+  ServerError,
+  TimeoutError,
+  TransportError,
+  UnexpectedResponseError,
+  UnknownApiError
+} from "./ApiError.js"
+/** Waiting for a box: it failed, or the wait ran past its deadline. @since 0.1.0 */
+export { BoxFailedError, WaitTimeoutError } from "./Client/Boxes.js"
+/** Waiting for a model response: its result expired, or the wait ran past its deadline. @since 0.1.0 */
+export { ResponseExpiredError, ResponseWaitTimeoutError } from "./Client/Responses.js"
+/** The error model: the envelope, every error class, helpers (`ApiError.isApiError`). @since 0.1.0 */
+export * as ApiError from "./ApiError.js"
+
+// Schemas of every resource.
+/** Identifiers (`sb_`, `app_`, `ep_`/`hp_` + UUID), branded; `Ids.BoxId.make("sb_...")` checks one. @since 0.1.0 */
+export * as Ids from "./Domain/Ids.js"
+/** Box schemas: create request, box record, status, upgrade and unpublish results. @since 0.1.0 */
+export * as Box from "./Domain/Box.js"
+/** App schemas. @since 0.1.0 */
+export * as App from "./Domain/App.js"
+/** Secret schemas. @since 0.1.0 */
+export * as Secret from "./Domain/Secret.js"
+/** Egress policy schemas. @since 0.1.0 */
+export * as EgressPolicy from "./Domain/EgressPolicy.js"
+/** Model response schemas. @since 0.1.0 */
+export * as ModelResponse from "./Domain/ModelResponse.js"
+/** The HTTP contract (`HttpApi`) the client and the local service are derived from. @since 0.1.0 */
+export * as Api from "./Contract/Api.js"

@@ -2,7 +2,6 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Duration, Effect, Layer, Option, Schema } from "effect"
 import * as ApiError from "../src/ApiError.js"
 import { Apps } from "../src/Client/Apps.js"
-import { BoxkitConfig } from "../src/Client/BoxkitConfig.js"
 import * as Boxkit from "../src/Client/Boxkit.js"
 import { Boxes } from "../src/Client/Boxes.js"
 import { openApiDocument } from "../src/Contract/Api.js"
@@ -98,11 +97,7 @@ describe("schemas", () => {
 /** The client with `{base_url}` on 127.0.0.1 and `{api_url}` on localhost: two addresses, one key. */
 const twoAddresses = Layer.unwrapEffect(
   Effect.map(LocalService.baseUrl, (baseUrl) =>
-    Boxkit.layer.pipe(Layer.provide(BoxkitConfig.layer({
-      apiKey: "sk_acme_org",
-      baseUrl,
-      apiUrl: baseUrl.replace("127.0.0.1", "localhost")
-    }))))
+    Boxkit.layer({ apiKey: "sk_acme_org", baseUrl, apiUrl: baseUrl.replace("127.0.0.1", "localhost") }))
 ).pipe(Layer.provideMerge(Harness.service()))
 
 layer(twoAddresses, { excludeTestServices: true })("two base addresses", (it) => {
@@ -113,12 +108,12 @@ layer(twoAddresses, { excludeTestServices: true })("two base addresses", (it) =>
       expect(created.value.box_id).toMatch(/^sb_/)
       // Apps go to {api_url} only: with {api_url} on a closed port, apps fail and boxes still work.
       const baseUrl = yield* LocalService.baseUrl
-      const apiUrlClosed = Boxkit.layer.pipe(Layer.provide(BoxkitConfig.layer({
+      const apiUrlClosed = Boxkit.layer({
         apiKey: "sk_acme_org",
         baseUrl,
         apiUrl: "http://127.0.0.1:9/v1",
         retry: { maxAttempts: 1 }
-      })))
+      })
       const outcome = yield* Effect.gen(function*() {
         const appError = yield* Effect.flip((yield* Apps).find("two-addresses"))
         const box = yield* (yield* Boxes).retrieve(created.value.box_id)

@@ -12,7 +12,6 @@
  */
 import { Clock, Config, Console, Context, Deferred, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Apps } from "../Client/Apps.js"
-import { BoxkitConfig, defaultRetry } from "../Client/BoxkitConfig.js"
 import * as Boxkit from "../Client/Boxkit.js"
 import { Boxes } from "../Client/Boxes.js"
 import { Clipboard } from "../Client/Clipboard.js"
@@ -111,11 +110,10 @@ export const program = Effect.gen(function*() {
   const url = Context.get(receiverContext, WebhookReceiver.WebhookReceiverUrl)
   const submitted = yield* step(
     "background response",
-    responses.submit({
-      model: "boxkit-local",
-      input: `Summarize ${foreground.value.id}.`,
-      metadata: { completion_webhook: url, webhook_token: Redacted.value(token) }
-    }),
+    responses.submit(
+      { model: "boxkit-local", input: `Summarize ${foreground.value.id}.` },
+      { completionWebhook: { url, token } }
+    ),
     (r) => `${r.value.id} ${r.value.status}`
   )
   yield* step(
@@ -141,23 +139,16 @@ const clientLayer = (
   apiKey: Option.Option<Redacted.Redacted<string>>
 ): Layer.Layer<Boxkit.Services, unknown> => {
   if (Option.isSome(baseUrl)) {
-    const config = Layer.effect(
-      BoxkitConfig,
-      Effect.gen(function*() {
-        const key = Option.isSome(apiKey) ? apiKey.value : yield* Config.redacted("BOX_API_KEY")
-        const apiUrl = yield* Config.string("BOX_API_URL").pipe(Config.withDefault(baseUrl.value))
-        return { apiKey: key, baseUrl: baseUrl.value, apiUrl, retry: defaultRetry }
-      })
-    )
-    return Boxkit.layer.pipe(Layer.provide(config))
+    return Boxkit.layerConfig(Config.all({
+      apiKey: Option.isSome(apiKey) ? Config.succeed(apiKey.value) : Config.redacted("BOX_API_KEY"),
+      baseUrl: Config.succeed(baseUrl.value),
+      apiUrl: Config.option(Config.string("BOX_API_URL")).pipe(Config.map(Option.getOrUndefined))
+    }))
   }
   return Layer.unwrapEffect(Effect.gen(function*() {
     const url = yield* LocalService.baseUrl
     yield* Console.log(`embedded local service listening on ${url}`)
-    return Boxkit.layer.pipe(Layer.provide(BoxkitConfig.layer({
-      apiKey: Option.getOrElse(apiKey, () => Redacted.make("sk_acme_org")),
-      baseUrl: url
-    })))
+    return Boxkit.layer({ apiKey: Option.getOrElse(apiKey, () => Redacted.make("sk_acme_org")), baseUrl: url })
   })).pipe(Layer.provide(LocalService.layerNode(Schema.decodeUnknownSync(Seed.Seed)(DemoSeed.example))))
 }
 

@@ -1,11 +1,21 @@
 /**
- * The client toolkit composed: every service in one layer, from a config layer and an `HttpClient`.
+ * The client toolkit composed: every service (Apps, Boxes, Exec, Listeners, Clipboard, Secrets, EgressPolicies,
+ * Responses) in one layer.
+ *
+ * - {@link layer}`(options)`: configured from code, over the toolkit's own undici `HttpClient`.
+ * - {@link layerConfig}`(config?)`: configured through `Config` (by default `BOX_API_KEY`, `BOX_BASE_URL`,
+ *   `BOX_API_URL`), over the same client; a missing setting is a `ConfigError` naming it.
+ * - {@link layerWithoutHttpClient}`(options)`: bring your own `HttpClient` (`NodeHttpClient.layerUndici`,
+ *   `FetchHttpClient.layer`, a test double); every behaviour (typed errors, retries, deadlines) is the same.
+ *
+ * Source: spec "Conventions" (`{base_url}`, `{api_url}`); docs/ASSUMPTIONS.md "Client".
  *
  * @since 0.1.0
  */
-import { Layer, ManagedRuntime } from "effect"
+import type { HttpClient } from "@effect/platform"
+import { type Config, type ConfigError, Layer, ManagedRuntime } from "effect"
 import { Apps } from "./Apps.js"
-import { BoxkitConfig } from "./BoxkitConfig.js"
+import { BoxkitConfig, type BoxkitOptions, fromEnv } from "./BoxkitConfig.js"
 import { Boxes } from "./Boxes.js"
 import { Clipboard } from "./Clipboard.js"
 import { EgressPolicies } from "./EgressPolicies.js"
@@ -15,11 +25,21 @@ import { Responses } from "./Responses.js"
 import { Secrets } from "./Secrets.js"
 import * as UndiciHttpClient from "./UndiciHttpClient.js"
 
-/** Every client service: Apps, Boxes, Exec, Listeners, Clipboard, Secrets, EgressPolicies, Responses. */
+/**
+ * Every client service: Apps, Boxes, Exec, Listeners, Clipboard, Secrets, EgressPolicies, Responses.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export type Services = Apps | Boxes | Exec | Listeners | Clipboard | Secrets | EgressPolicies | Responses
 
-/** Every client service; needs `BoxkitConfig` and an `HttpClient`. */
-export const layerWithoutDependencies = Layer.mergeAll(
+/**
+ * Every client service; needs `BoxkitConfig` and an `HttpClient`.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layerServices: Layer.Layer<Services, never, BoxkitConfig | HttpClient.HttpClient> = Layer.mergeAll(
   Apps.Default,
   Boxes.Default,
   Exec.Default,
@@ -31,13 +51,44 @@ export const layerWithoutDependencies = Layer.mergeAll(
 )
 
 /**
- * Every client service over the toolkit's own undici `HttpClient` (`UndiciHttpClient.layer`: a keep-alive agent of
- * its own, closed with the layer); needs `BoxkitConfig`.
+ * Every client service configured from code, over your own `HttpClient`, e.g.
+ * `Boxkit.layerWithoutHttpClient(options).pipe(Layer.provide(NodeHttpClient.layerUndici))`.
+ *
+ * @since 0.1.0
+ * @category Layers
  */
-export const layer = layerWithoutDependencies.pipe(Layer.provide(UndiciHttpClient.layer))
+export const layerWithoutHttpClient = (options: BoxkitOptions): Layer.Layer<Services, never, HttpClient.HttpClient> =>
+  layerServices.pipe(Layer.provide(BoxkitConfig.layer(options)))
 
-/** Every client service configured from the environment (`BOX_API_KEY`, `BOX_BASE_URL`, `BOX_API_URL`). */
-export const layerFromEnv = layer.pipe(Layer.provide(BoxkitConfig.layerConfig))
+/**
+ * Every client service configured from code, over the toolkit's own undici `HttpClient` (a keep-alive agent of its
+ * own, closed with the layer), e.g. `Boxkit.layer({ apiKey: Redacted.make(key), baseUrl: "http://127.0.0.1:8787/v1" })`.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layer = (options: BoxkitOptions): Layer.Layer<Services> =>
+  layerWithoutHttpClient(options).pipe(Layer.provide(UndiciHttpClient.layer))
 
-/** A runtime with every client service, for code outside Effect (`runtime.runPromise(...)`). */
-export const makeRuntime = (config: Layer.Layer<BoxkitConfig>) => ManagedRuntime.make(layer.pipe(Layer.provide(config)))
+/**
+ * Every client service configured through `Config` (default: `BOX_API_KEY`, `BOX_BASE_URL` and, optionally,
+ * `BOX_API_URL` from the environment), over the toolkit's own undici `HttpClient`. Fails with a `ConfigError` naming
+ * a missing setting.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layerConfig = (
+  config: Config.Config<BoxkitOptions> = fromEnv
+): Layer.Layer<Services, ConfigError.ConfigError> =>
+  layerServices.pipe(Layer.provide(BoxkitConfig.layerConfig(config)), Layer.provide(UndiciHttpClient.layer))
+
+/**
+ * A runtime with every client service, for code outside Effect: `const runtime = Boxkit.makeRuntime(options)`, then
+ * `runtime.runPromise(effect)`; `runtime.dispose()` closes its connections.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const makeRuntime = (options: BoxkitOptions): ManagedRuntime.ManagedRuntime<Services, never> =>
+  ManagedRuntime.make(layer(options))

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Config, Context, Duration, Effect, Layer, Redacted } from "effect"
+import { Config, type ConfigError, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 
 /**
  * The retry and timeout policy of every call; see `Retry.ts` for what is retried. Set globally in
@@ -77,39 +77,49 @@ export interface BoxkitSettings {
   readonly retry: RetrySettings
 }
 
-/** The local service's default address, used when `BOX_BASE_URL` is not set. */
-export const defaultBaseUrl = "http://127.0.0.1:8787/v1"
+/**
+ * The client's options as code gives them: `apiKey` (a string is wrapped in `Redacted`), `baseUrl` (`{base_url}`,
+ * required: there is no default service), `apiUrl` (`{api_url}`, default `baseUrl`) and retry overrides (see
+ * {@link RetrySettings}).
+ */
+export interface BoxkitOptions {
+  readonly apiKey: string | Redacted.Redacted<string>
+  readonly baseUrl: string
+  readonly apiUrl?: string | undefined
+  readonly retry?: Partial<RetrySettings> | undefined
+}
 
-/** The client's settings. */
+/** The settings of `options`: the key wrapped in `Redacted`, `apiUrl` defaulted to `baseUrl`, retry merged. */
+export const makeSettings = (options: BoxkitOptions): BoxkitSettings => ({
+  apiKey: typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey,
+  baseUrl: options.baseUrl,
+  apiUrl: options.apiUrl ?? options.baseUrl,
+  retry: mergeRetry(defaultRetry, options.retry)
+})
+
+/**
+ * The configuration read from the environment (or any `ConfigProvider`): `BOX_API_KEY` (required, read as
+ * `Redacted`), `BOX_BASE_URL` (required), `BOX_API_URL` (default `BOX_BASE_URL`). A missing variable fails with a
+ * `ConfigError` naming it.
+ */
+export const fromEnv: Config.Config<BoxkitOptions> = Config.all({
+  apiKey: Config.redacted("BOX_API_KEY"),
+  baseUrl: Config.string("BOX_BASE_URL"),
+  apiUrl: Config.option(Config.string("BOX_API_URL")).pipe(Config.map(Option.getOrUndefined))
+})
+
+/** The client's settings (`BoxkitSettings`). */
 export class BoxkitConfig extends Context.Tag("boxkit/BoxkitConfig")<BoxkitConfig, BoxkitSettings>() {
-  /**
-   * From code: `apiKey` (a string is wrapped in `Redacted`), `baseUrl` (default {@link defaultBaseUrl}), `apiUrl`
-   * (default `baseUrl`), and retry overrides.
-   */
-  static readonly layer = (options: {
-    readonly apiKey: string | Redacted.Redacted<string>
-    readonly baseUrl?: string
-    readonly apiUrl?: string
-    readonly retry?: Partial<RetrySettings>
-  }) =>
-    Layer.succeed(BoxkitConfig, {
-      apiKey: typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey,
-      baseUrl: options.baseUrl ?? defaultBaseUrl,
-      apiUrl: options.apiUrl ?? options.baseUrl ?? defaultBaseUrl,
-      retry: mergeRetry(defaultRetry, options.retry)
-    })
+  /** From code, e.g. `BoxkitConfig.layer({ apiKey: "sk_...", baseUrl: "http://127.0.0.1:8787/v1" })`. */
+  static readonly layer = (options: BoxkitOptions): Layer.Layer<BoxkitConfig> =>
+    Layer.succeed(BoxkitConfig, makeSettings(options))
 
   /**
-   * From the environment: `BOX_API_KEY` (required), `BOX_BASE_URL` (default {@link defaultBaseUrl}), `BOX_API_URL`
-   * (default `BOX_BASE_URL`). Fails with a `ConfigError` naming the missing variable.
+   * From a `Config` ({@link fromEnv} by default: `BOX_API_KEY`, `BOX_BASE_URL`, `BOX_API_URL`). Fails with a
+   * `ConfigError` naming a missing or invalid setting.
    */
-  static readonly layerConfig = Layer.effect(
-    BoxkitConfig,
-    Effect.gen(function*() {
-      const apiKey = yield* Config.redacted("BOX_API_KEY")
-      const baseUrl = yield* Config.string("BOX_BASE_URL").pipe(Config.withDefault(defaultBaseUrl))
-      const apiUrl = yield* Config.string("BOX_API_URL").pipe(Config.withDefault(baseUrl))
-      return { apiKey, baseUrl, apiUrl, retry: defaultRetry }
-    })
-  )
+  static readonly layerConfig = (
+    config: Config.Config<BoxkitOptions> = fromEnv
+  ): Layer.Layer<BoxkitConfig, ConfigError.ConfigError> =>
+    Layer.effect(BoxkitConfig, Effect.map(config, makeSettings))
 }

@@ -11,7 +11,7 @@
  */
 import { Sse } from "@effect/experimental"
 import { HttpClientRequest } from "@effect/platform"
-import { Duration, Effect, Option, Schema, Stream } from "effect"
+import { Duration, Effect, Option, Redacted, Schema, Stream } from "effect"
 import * as ApiError from "../ApiError.js"
 import { ResponseId } from "../Domain/Ids.js"
 import * as ModelResponse from "../Domain/ModelResponse.js"
@@ -64,14 +64,41 @@ export class ResponseWaitTimeoutError extends Schema.TaggedError<ResponseWaitTim
 }) {}
 
 /**
+ * Where the service posts a finished response (spec "Events / Completion webhook"): `url` (http or https) and the
+ * optional `token`, sent back as `Authorization: Bearer <token>` so the receiver knows the post is genuine (see
+ * `WebhookReceiver`). Sent as `metadata.completion_webhook` and `metadata.webhook_token`; the token stays `Redacted`
+ * until the request body is written.
+ */
+export interface CompletionWebhook {
+  readonly url: string
+  readonly token?: Redacted.Redacted<string> | undefined
+}
+
+/**
  * Options of create, submit and stream: the caller's idempotency key (default: a fresh UUID per call, reused on its
- * retries), the completion-window header (a `metadata.completion_window` in the body wins), and retry overrides.
+ * retries), the completion-window header (a `metadata.completion_window` in the body wins), the completion webhook
+ * (wins over the same keys in `metadata`), and retry overrides.
  */
 export interface CreateOptions {
-  readonly idempotencyKey?: string
-  readonly completionWindow?: ModelResponse.CompletionWindow
-  readonly retry?: Partial<RetrySettings>
+  readonly idempotencyKey?: string | undefined
+  readonly completionWindow?: ModelResponse.CompletionWindow | undefined
+  readonly completionWebhook?: CompletionWebhook | undefined
+  readonly retry?: Partial<RetrySettings> | undefined
 }
+
+/** The request with the options' completion webhook written into its `metadata`. */
+const withWebhook = (
+  request: ModelResponse.CreateResponseRequest,
+  webhook: CompletionWebhook | undefined
+): ModelResponse.CreateResponseRequest =>
+  webhook === undefined ? request : {
+    ...request,
+    metadata: {
+      ...request.metadata,
+      completion_webhook: webhook.url,
+      ...(webhook.token !== undefined ? { webhook_token: Redacted.value(webhook.token) } : {})
+    }
+  }
 
 /** A create request as the client takes it: the body without `background` and `stream` (set by the method). */
 export type ResponseRequest = Omit<ModelResponse.CreateResponseRequest, "background" | "stream">
@@ -91,7 +118,7 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
 
     const send = (request: ModelResponse.CreateResponseRequest, options: CreateOptions) =>
       Effect.gen(function*() {
-        const payload = yield* validate(ModelResponse.CreateResponseRequest, request)
+        const payload = yield* validate(ModelResponse.CreateResponseRequest, withWebhook(request, options.completionWebhook))
         const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
         const [value, response] = yield* transport.call(
           transport.api.responses.create({ payload, headers: headersOf(key, options), withResponse: true }),
@@ -123,7 +150,7 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
       }),
       /**
        * A background request: answered 202 with the accepted object (status `queued`), completed later; wait with
-       * `awaitCompletion` or a completion webhook (`metadata.completion_webhook`, see `WebhookReceiver`).
+       * `awaitCompletion` or a completion webhook (`options.completionWebhook`, received by `WebhookReceiver`).
        */
       submit: Tracing.fn("Responses.submit")(function*(request: ResponseRequest, options: CreateOptions = {}) {
         return yield* send({ ...request, background: true, stream: false }, options)
@@ -136,7 +163,10 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
        */
       stream: (request: ResponseRequest, options: CreateOptions = {}): Stream.Stream<StreamEvent, ClientFailure> =>
         Stream.unwrapScoped(Effect.gen(function*() {
-          const payload = yield* validate(ModelResponse.CreateResponseRequest, { ...request, stream: true })
+          const payload = yield* validate(
+            ModelResponse.CreateResponseRequest,
+            withWebhook({ ...request, stream: true }, options.completionWebhook)
+          )
           const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
           const httpRequest = HttpClientRequest.post(`${apiUrl}/responses`).pipe(
             HttpClientRequest.setHeaders(headersOf(key, options)),

@@ -1,5 +1,5 @@
 /**
- * The o200k tokenizer of the local service (`gpt-tokenizer`), loaded on first use.
+ * The o200k tokenizer of the local service (`gpt-tokenizer`'s o200k encoding, TokenizerTables.ts), loaded on first use.
  *
  * The tokenizer's tables are most of the service's code (about 2.9 MB of the 4.6 MB bundle) and take about 0.3 s and
  * 60 MB to load, yet only the Responses area needs them. So they are not imported at start: {@link load} imports
@@ -26,13 +26,8 @@ let library: Library | undefined
 let loading: Promise<Library> | undefined
 
 const importLibrary = (): Promise<Library> =>
-  Promise.all([import("gpt-tokenizer"), import("gpt-tokenizer/BytePairEncodingCore")]).then(([main, core]) => {
-    library = {
-      encode: main.encode,
-      decode: main.decode,
-      vocabularySize: main.vocabularySize,
-      sharedDecoder: core.decoder as Library["sharedDecoder"]
-    }
+  import("./TokenizerTables.js").then((tables) => {
+    library = tables
     return library
   })
 
@@ -52,10 +47,10 @@ const loaded = (): Library => {
   return library
 }
 
-/** Tokenizes a text with the o200k tokenizer. Needs {@link load}. */
+/** Tokenizes a text with the o200k tokenizer. Needs `Tokenizer.load` (the Responses engine runs it). */
 export const encode = (text: string): Array<number> => loaded().encode(text)
 
-/** Counts the tokens of a text with the o200k tokenizer. Needs {@link load}. */
+/** Counts the tokens of a text with the o200k tokenizer. Needs `Tokenizer.load` (the Responses engine runs it). */
 export const countTokens = (text: string): number => loaded().encode(text).length
 
 /**
@@ -72,7 +67,7 @@ const decodeAlone = (tokenizer: Library, ids: ReadonlyArray<number>): string => 
 
 /**
  * Decodes token ids with the o200k tokenizer; ids outside its vocabulary are skipped. Each call stands alone: a
- * character whose tokens are cut at the end comes out as one `\uFFFD`. Needs {@link load}.
+ * character whose tokens are cut at the end comes out as one `\uFFFD`. Needs `Tokenizer.load` (the Responses engine runs it).
  */
 export const decodeKnown = (ids: Iterable<number>): string => {
   const tokenizer = loaded()

@@ -2,7 +2,7 @@
  * Test harness: the real local service on port 0 and the real client against it over HTTP.
  */
 import { Effect, Layer, Schema } from "effect"
-import { BoxkitConfig, type RetrySettings } from "../../src/Client/BoxkitConfig.js"
+import type { RetrySettings } from "../../src/Client/BoxkitConfig.js"
 import * as Boxkit from "../../src/Client/Boxkit.js"
 import * as DemoSeed from "../../src/Server/DemoSeed.js"
 import * as LocalService from "../../src/Server/LocalService.js"
@@ -20,7 +20,7 @@ export const service = (settings: Partial<LocalServiceSettings> = {}, seedOverri
 export const client = (apiKey = "sk_acme_org", retry: Partial<RetrySettings> = {}) =>
   Layer.unwrapEffect(
     Effect.map(LocalService.baseUrl, (baseUrl) =>
-      Boxkit.layer.pipe(Layer.provide(BoxkitConfig.layer({ apiKey, baseUrl, retry }))))
+      Boxkit.layer({ apiKey, baseUrl, retry }))
   )
 
 /** The service and a client for `apiKey`, both in the output. */

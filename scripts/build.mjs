@@ -1,0 +1,190 @@
+// Builds what the package ships, under dist/:
+//
+// - dist/esm: ES modules, one per source module, with source maps (esbuild transpiles each file; no bundling);
+// - dist/cjs: the same as CommonJS (`require("boxkit")`), marked by dist/cjs/package.json;
+// - dist/dts: `.d.ts` declarations with declaration maps (tsc -p tsconfig.build.json);
+// - dist/boxkit.cjs: the `boxkit` command, one CommonJS bundle of src/bin.ts with its source map, which
+//   bin/boxkit.js runs with V8's code cache;
+// - the o200k tables of the local model's tokenizer: dist/{esm,cjs}/Server/TokenizerTables.js are bundles of that
+//   module with its one encoding inlined, so the package needs no tokenizer package at run time.
+//
+// `node scripts/build.mjs` builds everything (npm run build; npm pack runs it as `prepack`);
+// `node scripts/build.mjs --command` only the command (npm install in a checkout runs it as `prepare`).
+// bin/boxkit.js calls `ensureCommand()` in a git checkout only, to rebuild the command when a source is newer.
+import { execFileSync } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join, relative, sep } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+const dist = join(root, "dist")
+const src = join(root, "src")
+/** The command's bundle. */
+export const commandPath = join(dist, "boxkit.cjs")
+/** The tokenizer tables the command loads (outside its bundle: read only when the first response needs them). */
+const commandTables = join(dist, "cjs", "Server", "TokenizerTables.js")
+
+/** Source modules that are not part of the library (the command and its subcommands live in the bundle). */
+const commandOnly = (path) => path === join(src, "bin.ts") || path.startsWith(join(src, "Cli") + sep)
+
+const sourceFiles = (directory = src) =>
+  readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(directory, entry.name)
+    if (entry.isDirectory()) return sourceFiles(path)
+    return entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") ? [path] : []
+  })
+
+const esbuild = () => import("esbuild")
+
+/** Writes `{"type": ...}` as the package.json of `directory`. */
+const markFormat = (directory, type) => {
+  mkdirSync(directory, { recursive: true })
+  writeFileSync(join(directory, "package.json"), JSON.stringify({ type, sideEffects: [] }, null, 2) + "\n")
+}
+
+/** The tokenizer tables as one bundle of `format` at `outfile`. */
+const buildTables = async (format, outfile) => {
+  const { build } = await esbuild()
+  await build({
+    entryPoints: [join(src, "Server", "TokenizerTables.ts")],
+    bundle: true,
+    platform: "node",
+    format,
+    target: "node20",
+    outfile,
+    // Data and another package's code: no source map, its licence named on top.
+    banner: { js: "/*! gpt-tokenizer's o200k_base encoding, bundled. MIT License, Copyright (c) 2023-2024 Bazyli Brzoska. */" },
+    legalComments: "inline",
+    logLevel: "error"
+  })
+}
+
+/** Each library module transpiled to `format` under `outdir`, with source maps pointing at src/. */
+const transpile = async (format, outdir) => {
+  const { build } = await esbuild()
+  await build({
+    entryPoints: sourceFiles().filter((path) => !commandOnly(path)),
+    outbase: src,
+    outdir,
+    bundle: false,
+    platform: "node",
+    format,
+    target: "node20",
+    sourcemap: true,
+    sourcesContent: false,
+    // In CommonJS, `import()` becomes `require`, so that one program never loads both builds of a dependency.
+    supported: format === "cjs" ? { "dynamic-import": false } : {},
+    logLevel: "error"
+  })
+  await buildTables(format, join(outdir, "Server", "TokenizerTables.js"))
+}
+
+/** The declarations, by tsc. */
+const declarations = (outdir) => {
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+  execFileSync(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json"), "--declarationDir", outdir], {
+    cwd: root,
+    // Its diagnostics to stderr, like the rest of the build's output: stdout stays for `npm pack --json`.
+    stdio: ["ignore", 2, 2]
+  })
+  // The declarations serve `import` and `require` alike (as Effect's own packages do): CommonJS-format `.d.ts`.
+  markFormat(outdir, "commonjs")
+}
+
+/** Builds into a fresh folder next to `target` and swaps it in, so that nobody sees half an output. */
+const swapIn = async (target, make) => {
+  mkdirSync(dirname(target), { recursive: true })
+  const staging = mkdtempSync(join(dirname(target), ".build-"))
+  try {
+    await make(staging)
+    rmSync(target, { recursive: true, force: true })
+    renameSync(staging, target)
+  } finally {
+    rmSync(staging, { recursive: true, force: true })
+  }
+}
+
+/** dist/esm, dist/cjs and dist/dts. */
+export const buildLibrary = async () => {
+  await swapIn(join(dist, "esm"), (out) => transpile("esm", out).then(() => markFormat(out, "module")))
+  await swapIn(join(dist, "cjs"), (out) => transpile("cjs", out).then(() => markFormat(out, "commonjs")))
+  await swapIn(join(dist, "dts"), async (out) => declarations(out))
+}
+
+/** The command's bundle (dist/boxkit.cjs and its map) and the tables it loads. */
+export const buildCommand = async () => {
+  const { build } = await esbuild()
+  if (!existsSync(commandTables)) {
+    markFormat(join(dist, "cjs"), "commonjs")
+    await buildTables("cjs", commandTables)
+  }
+  const tablesFromBundle = "./" + relative(dist, commandTables).split("\\").join("/")
+  const staging = mkdtempSync(join(root, ".dist-"))
+  try {
+    await build({
+      entryPoints: { boxkit: join(src, "bin.ts") },
+      bundle: true,
+      platform: "node",
+      format: "cjs",
+      target: "node20",
+      outdir: staging,
+      minify: process.env.BOXKIT_BUNDLE_MINIFY !== "off",
+      sourcemap: true,
+      sourcesContent: false,
+      outExtension: { ".js": ".cjs" },
+      // Native or optional modules stay outside the bundle (loaded from node_modules when present).
+      external: ["msgpackr-extract", "bufferutil", "utf-8-validate"],
+      plugins: [{
+        // The tokenizer tables (about 3 MB, needed only by the first response) stay outside: their `import()`
+        // becomes a `require` of dist/cjs/Server/TokenizerTables.js when they are first needed.
+        name: "tokenizer-tables-outside",
+        setup(build) {
+          build.onResolve({ filter: /TokenizerTables\.js$/ }, () => ({ path: tablesFromBundle, external: true }))
+        }
+      }],
+      supported: { "dynamic-import": false },
+      logLevel: "error",
+      legalComments: "none"
+    })
+    mkdirSync(dist, { recursive: true })
+    for (const name of readdirSync(dist)) {
+      // A new bundle makes the code caches of the old one useless.
+      if (name.startsWith("boxkit.cjs")) rmSync(join(dist, name), { force: true })
+    }
+    for (const name of readdirSync(staging)) renameSync(join(staging, name), join(dist, name))
+  } finally {
+    rmSync(staging, { recursive: true, force: true })
+  }
+}
+
+const newestMtime = (path) => {
+  const stat = statSync(path)
+  if (!stat.isDirectory()) return stat.mtimeMs
+  return readdirSync(path).reduce((newest, name) => Math.max(newest, newestMtime(join(path, name))), stat.mtimeMs)
+}
+
+/** True when the command's bundle is missing or older than a source file, package.json or this script. */
+export const isCommandStale = () => {
+  let built
+  try {
+    built = statSync(commandPath).mtimeMs
+  } catch {
+    return true
+  }
+  if (!existsSync(commandTables)) return true
+  return [src, join(root, "package.json"), fileURLToPath(import.meta.url)].some((path) => newestMtime(path) > built)
+}
+
+/** Rebuilds the command when it is stale (used in a git checkout only); returns the bundle's path. */
+export const ensureCommand = async () => {
+  if (isCommandStale()) await buildCommand()
+  return commandPath
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const start = Date.now()
+  if (!process.argv.includes("--command")) await buildLibrary()
+  await buildCommand()
+  console.error(`built ${relative(root, dist)}/ in ${Date.now() - start} ms`)
+}

@@ -1,0 +1,26 @@
+/**
+ * boxkit/local: the local box service, the same API served faithfully on a simulated box runtime and a deterministic
+ * local model, for offline development and tests. Its own entry point, so that a program that only uses the client
+ * never loads it (nor the tokenizer of its model).
+ *
+ * Start it in-process with `LocalService.layerNode(seed, { port: 0 })` and read its address with
+ * `LocalService.baseUrl`; for tests, `boxkit/testing` wires a client to it in one layer. `boxkit serve` runs it as a
+ * daemon.
+ *
+ * @since 0.1.0
+ */
+
+/** The local box service: layers, seed, inspection. @since 0.1.0 */
+export * as LocalService from "./Server/LocalService.js"
+/** Settings of the local box service (caps, lifetimes, faults). @since 0.1.0 */
+export * as LocalServiceConfig from "./Server/LocalServiceConfig.js"
+/** The seed file format of the local box service. @since 0.1.0 */
+export * as Seed from "./Server/Seed.js"
+/** The example seed (`org_acme`, keys `sk_acme_org`, `sk_acme_ada`, ...). @since 0.1.0 */
+export * as DemoSeed from "./Server/DemoSeed.js"
+/** The model behind the local service's Responses area (the deterministic local model). @since 0.1.0 */
+export * as LanguageModel from "./Server/LanguageModel.js"
+/** An adapter to any OpenAI-compatible upstream, as the model of the local service. @since 0.1.0 */
+export * as UpstreamModel from "./Server/UpstreamModel.js"
+/** The caller of a request, as the local service resolves it. @since 0.1.0 */
+export * as Principal from "./Contract/Principal.js"

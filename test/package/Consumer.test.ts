@@ -1,0 +1,187 @@
+/**
+ * The package as users get it (issue 11): the checkout is packed (`npm pack`, which runs the build), the tarball is
+ * installed into a fresh project with its peers (npm cache first), and that project then imports it from plain Node
+ * ESM and runs the quickstart against the embedded service, `require`s it, type-checks a strict NodeNext consumer
+ * with `skipLibCheck: false`, bundles a client-only program with esbuild (no local-service module may be inside),
+ * and runs the installed `boxkit` command from a read-only install as a user who does not own its files.
+ *
+ * The checkout's tracked files are copied first and packed there, so the build never touches the checkout's own
+ * dist/ (which other test files' processes may be running). Figures (tarball, footprint, bundle, tsc time) are
+ * printed for the closing note and BENCHMARKS.md.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { execFileSync, spawn } from "node:child_process"
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const checkout = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
+const fixtures = join(checkout, "test", "package", "consumer")
+const checkoutPackage = JSON.parse(readFileSync(join(checkout, "package.json"), "utf8"))
+
+let work = ""
+let project = ""
+let tarball: { readonly filename: string; readonly size: number; readonly unpackedSize: number; readonly entryCount: number }
+
+/**
+ * Runs a command without blocking this worker (vitest's worker must keep answering its runner while npm works):
+ * its exit status and output.
+ */
+const run = (command: string, args: ReadonlyArray<string>, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd ?? project,
+      env: { ...process.env, ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 240_000
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.on("error", (error) => resolve({ status: null, stdout, stderr: stderr + String(error) }))
+    child.on("close", (status) => resolve({ status, stdout, stderr }))
+  })
+
+const runOk = async (command: string, args: ReadonlyArray<string>, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) => {
+  const result = await run(command, args, options)
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(" ")} exited ${result.status}\n${result.stdout}\n${result.stderr}`)
+  }
+  return result.stdout
+}
+
+const kilobytes = (path: string) => Number(execFileSync("du", ["-sk", path], { encoding: "utf8" }).split("\t")[0])
+
+/** Runs as `nobody` when this process is root (so file permissions hold), else as this user. */
+const asOtherUser = (args: ReadonlyArray<string>) => {
+  const root = process.getuid?.() === 0
+  return root ? run("runuser", ["-u", "nobody", "--", ...args]) : run(args[0]!, args.slice(1))
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), "boxkit-consumer-"))
+  chmodSync(work, 0o755)
+  // The checkout's files as git sees them (tracked and new, not ignored), with its node_modules for the build.
+  const source = join(work, "source")
+  const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd: checkout })
+    .toString("utf8").split("\0").filter((file) => file !== "" && existsSync(join(checkout, file)))
+  for (const file of files) {
+    mkdirSync(dirname(join(source, file)), { recursive: true })
+    cpSync(join(checkout, file), join(source, file))
+  }
+  symlinkSync(join(checkout, "node_modules"), join(source, "node_modules"), "dir")
+  const packed = JSON.parse(await runOk("npm", ["pack", "--json", "--pack-destination", work], { cwd: source }))[0]
+  tarball = { ...packed, filename: join(work, packed.filename) }
+
+  project = join(work, "project")
+  mkdirSync(project)
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
+  for (const name of ["quickstart.mjs", "require.cjs", "client-only.mjs", "strict.ts", "strict.cts", "tsconfig.json"]) {
+    cpSync(join(fixtures, name), join(project, name))
+  }
+  // The package with its peers (npm installs them from the peer ranges), then the Node types for the strict check.
+  await runOk("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball.filename])
+  await runOk("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--no-save", `@types/node@${checkoutPackage.devDependencies["@types/node"]}`])
+  chmodSync(project, 0o755)
+}, 300_000)
+
+afterAll(async () => {
+  if (work !== "") {
+    await run("chmod", ["-R", "u+w", work], { cwd: tmpdir() })
+    rmSync(work, { recursive: true, force: true })
+  }
+})
+
+describe("the installed package", () => {
+  it("ships compiled output, declarations, the command and no build tool", () => {
+    const installed = join(project, "node_modules", "boxkit")
+    const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"))
+    for (const [subpath, target] of Object.entries<any>(manifest.exports)) {
+      if (typeof target === "string") continue
+      for (const condition of ["types", "import", "require"]) {
+        expect(existsSync(join(installed, target[condition])), `${subpath} ${condition}`).toBe(true)
+      }
+    }
+    expect(existsSync(join(installed, "dist", "boxkit.cjs"))).toBe(true)
+    expect(existsSync(join(installed, "dist", "boxkit.cjs.map"))).toBe(true)
+    expect(Object.keys(manifest.dependencies ?? {})).toEqual(["find-my-way-ts"])
+    for (const tool of ["esbuild", "tsx", "typescript", "gpt-tokenizer", "@effect/cli"]) {
+      expect(existsSync(join(project, "node_modules", tool)), tool).toBe(false)
+    }
+    const footprint = kilobytes(join(project, "node_modules")) - kilobytes(join(project, "node_modules", "@types"))
+    const peers = ["effect", "@effect/platform", "@effect/platform-node", "@effect/experimental"].map((name) =>
+      `${name} ${JSON.parse(readFileSync(join(project, "node_modules", name, "package.json"), "utf8")).version}`
+    )
+    console.log(`peers installed: ${peers.join(", ")}`)
+    console.log(
+      `tarball: ${(tarball.size / 1024).toFixed(0)} KiB packed, ${(tarball.unpackedSize / 1024).toFixed(0)} KiB unpacked, ` +
+        `${tarball.entryCount} files; install with peers: ${(footprint / 1024).toFixed(1)} MiB ` +
+        `(boxkit ${(kilobytes(installed) / 1024).toFixed(1)} MiB)`
+    )
+    expect(footprint).toBeLessThanOrEqual(100 * 1024)
+  })
+
+  it("imports from plain Node ESM and runs the quickstart against the embedded service", async () => {
+    expect((await runOk(process.execPath, ["quickstart.mjs"])).trim()).toBe("esm: box running, response completed")
+  })
+
+  it("is require()d from CommonJS", async () => {
+    expect((await runOk(process.execPath, ["require.cjs"])).trim()).toBe(
+      "cjs: secret GITHUB_TOKEN, missing is NotFoundError: true"
+    )
+  })
+
+  it("type-checks a strict NodeNext consumer with skipLibCheck false", async () => {
+    const tsc = join(checkout, "node_modules", "typescript", "bin", "tsc")
+    const started = Date.now()
+    const result = await run(process.execPath, [tsc, "-p", "tsconfig.json", "--extendedDiagnostics"])
+    expect(result.stdout.split("\n").filter((line) => line.includes("error TS"))).toEqual([])
+    expect(result.status).toBe(0)
+    const checkTime = /Check time:\s+(\S+)/.exec(result.stdout)?.[1]
+    console.log(`strict consumer tsc: ${Date.now() - started} ms in all (check time ${checkTime})`)
+  })
+
+  it("bundles a client-only program without the local service", async () => {
+    const esbuild = await import("esbuild")
+    const bundle = async (entry: string) => {
+      const result = await esbuild.build({
+        absWorkingDir: project,
+        entryPoints: [entry],
+        bundle: true,
+        minify: true,
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        outfile: join(project, "out", `${entry}.js`),
+        metafile: true,
+        logLevel: "error"
+      })
+      return Object.keys(result.metafile.inputs)
+    }
+    const local = /boxkit\/dist\/esm\/(Server\/|local\.js|testing\.js)|TokenizerTables|gpt-tokenizer/
+    const clientOnly = await bundle("client-only.mjs")
+    expect(clientOnly.filter((input) => input.includes("boxkit/dist/esm/Client/Apps.js"))).toHaveLength(1)
+    expect(clientOnly.filter((input) => local.test(input))).toEqual([])
+    // The same check sees the local service where a program does use it.
+    expect((await bundle("quickstart.mjs")).filter((input) => local.test(input)).length).toBeGreaterThan(10)
+    const size = statSync(join(project, "out", "client-only.mjs.js")).size
+    console.log(`client-only bundle: ${(size / 1024).toFixed(0)} KiB minified, ${clientOnly.length} modules`)
+  })
+
+  it("runs the installed command from a read-only install, as a user who does not own it", async () => {
+    await run("chmod", ["-R", "a-w", join(project, "node_modules", "boxkit")])
+    const boxkit = join(project, "node_modules", ".bin", "boxkit")
+    for (let round = 0; round < 2; round++) {
+      const result = await asOtherUser([boxkit, "--version"])
+      expect(result.stderr).toBe("")
+      expect(result.stdout.trim()).toBe(checkoutPackage.version)
+      expect(result.status).toBe(0)
+    }
+    const demo = await asOtherUser([boxkit, "demo"])
+    expect(demo.stderr).toBe("")
+    expect(demo.stdout).toMatch(/demo finished in \d+ ms/)
+    expect(demo.status).toBe(0)
+  })
+})
