@@ -2,6 +2,7 @@
  * Configuring the client (issue 11): from code, from the environment through `Config`, and the errors of a missing
  * setting; the typed completion-webhook option of `Responses.submit`.
  */
+import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Redacted, Stream } from "effect"
 import { BoxkitConfig } from "../../src/Client/BoxkitConfig.js"
@@ -54,6 +55,22 @@ describe("configuration", () => {
       )
       expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error._tag : "").toBe("ConfigError")
     }))
+})
+
+describe("bring your own HttpClient", () => {
+  it.live("Boxkit.layerWithoutHttpClient over the stock NodeHttpClient.layerUndici: same answers, same typed errors", () =>
+    Effect.gen(function*() {
+      const secrets = yield* Secrets
+      expect((yield* secrets.retrieve("GITHUB_TOKEN")).name).toBe("GITHUB_TOKEN")
+      const missing = yield* Effect.flip(secrets.retrieve("NO_SUCH_SECRET"))
+      expect(missing._tag).toBe("NotFoundError")
+    }).pipe(
+      Effect.provide(Layer.unwrapEffect(Effect.map(BoxkitTesting.TestService, (service) =>
+        Boxkit.layerWithoutHttpClient({ apiKey: service.apiKey, baseUrl: service.baseUrl }).pipe(
+          Layer.provide(NodeHttpClient.layerUndici)
+        )))),
+      Effect.provide(BoxkitTesting.layer())
+    ))
 })
 
 describe("Responses.submit with completionWebhook", () => {
