@@ -26,39 +26,50 @@ if (!existsSync(bundle)) {
   process.stderr.write(`boxkit: ${bundle} is missing; reinstall the package (npm install boxkit)\n`)
   process.exit(1)
 }
-const command = /^[a-z][a-z-]{0,31}$/.test(process.argv[2] ?? "") ? process.argv[2] : "other"
-const cachePath = `${bundle}.${command}.cache`
+// --verbose (or BOXKIT_DEBUG=1) shows the stack of a failure: the bundle is then loaded as a plain CommonJS module
+// with Node's source maps on, so that the stack names the TypeScript sources (dist/boxkit.cjs.map), not the bundle.
+if (process.argv.includes("--verbose") || process.env.BOXKIT_DEBUG === "1") {
+  process.setSourceMapsEnabled(true)
+  createRequire(import.meta.url)(bundle)
+} else {
+  runWithCodeCache()
+}
 
-const useCache = process.env.BOXKIT_CODE_CACHE !== "off"
+function runWithCodeCache() {
+  const command = /^[a-z][a-z-]{0,31}$/.test(process.argv[2] ?? "") ? process.argv[2] : "other"
+  const cachePath = `${bundle}.${command}.cache`
 
-let cachedData
-try {
-  cachedData = useCache ? readFileSync(cachePath) : undefined
-} catch {
+  const useCache = process.env.BOXKIT_CODE_CACHE !== "off"
+
+  let cachedData
+  try {
+    cachedData = useCache ? readFileSync(cachePath) : undefined
+  } catch {
+    cachedData = undefined
+  }
+
+  // The bundle has no `import()` of its own (esbuild turned each into a module initialised on first use), so the script
+  // needs no dynamic-import loader.
+  const script = new Script(Module.wrap(readFileSync(bundle, "utf8")), { filename: bundle, cachedData })
+
+  const writeCache = useCache && (cachedData === undefined || script.cachedDataRejected === true)
+  // V8 has read the cache; its bytes (a few MB) need not stay in memory.
   cachedData = undefined
+
+  if (writeCache) {
+    // At exit, V8 holds the code of everything this run compiled. Written to a fresh file, then renamed, so that a
+    // concurrent start never reads half a cache.
+    process.once("exit", () => {
+      try {
+        const fresh = `${cachePath}.${process.pid}`
+        writeFileSync(fresh, script.createCachedData())
+        renameSync(fresh, cachePath)
+      } catch {
+        // Not writable: every run compiles the bundle.
+      }
+    })
+  }
+
+  const module = { exports: {} }
+  script.runInThisContext().call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle))
 }
-
-// The bundle has no `import()` of its own (esbuild turned each into a module initialised on first use), so the script
-// needs no dynamic-import loader.
-const script = new Script(Module.wrap(readFileSync(bundle, "utf8")), { filename: bundle, cachedData })
-
-const writeCache = useCache && (cachedData === undefined || script.cachedDataRejected === true)
-// V8 has read the cache; its bytes (a few MB) need not stay in memory.
-cachedData = undefined
-
-if (writeCache) {
-  // At exit, V8 holds the code of everything this run compiled. Written to a fresh file, then renamed, so that a
-  // concurrent start never reads half a cache.
-  process.once("exit", () => {
-    try {
-      const fresh = `${cachePath}.${process.pid}`
-      writeFileSync(fresh, script.createCachedData())
-      renameSync(fresh, cachePath)
-    } catch {
-      // Not writable: every run compiles the bundle.
-    }
-  })
-}
-
-const module = { exports: {} }
-script.runInThisContext().call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle))

@@ -180,6 +180,34 @@ export class UnexpectedResponseError extends Schema.TaggedError<UnexpectedRespon
   cause: Schema.optional(Schema.Defect)
 }) {}
 
+/**
+ * The one-line summary of an API error: HTTP status, envelope `type`, and `code` and `param` when set, e.g.
+ * `409 conflict_error, code idempotency_key_reused` or `400 invalid_request_error, param name`.
+ */
+export const summary = (error: AnyApiError): string =>
+  [
+    `${error.status} ${typeOf(error)}`,
+    ...(error.code !== null && error.code !== undefined ? [`code ${error.code}`] : []),
+    ...(error.param !== null && error.param !== undefined ? [`param ${error.param}`] : [])
+  ].join(", ")
+
+/**
+ * What a log line and `Cause.pretty` show before an error's message (they print `name: message`): the class with
+ * what a person needs beside the message, e.g. `NotFoundError (404 not_found_error): No secret named X.` or
+ * `TransportError (GET http://127.0.0.1:8787/v1/secrets/X): connect ECONNREFUSED 127.0.0.1:8787`. `message` itself
+ * stays the envelope's message.
+ */
+const nameWith = (errorClass: { readonly prototype: object }, describe: (error: any) => string) =>
+  Object.defineProperty(errorClass.prototype, "name", {
+    configurable: true,
+    get(this: { readonly _tag: string }) {
+      return `${this._tag} (${describe(this)})`
+    }
+  })
+for (const errorClass of [...apiErrorClasses, UnknownApiError]) nameWith(errorClass, summary)
+nameWith(TransportError, (error: TransportError) => `${error.method} ${error.url}`)
+nameWith(UnexpectedResponseError, (error: UnexpectedResponseError) => `HTTP ${error.status}`)
+
 const constructors: Record<string, (fields: typeof commonFields extends infer _ ? any : never) => AnyApiError> =
   Object.fromEntries(apiErrorClasses.map((errorClass) => [errorClass.type, (fields: any) => new errorClass(fields)]))
 

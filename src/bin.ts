@@ -1,27 +1,53 @@
 /**
  * The `boxkit` command line: `boxkit serve` runs the local box service; `boxkit demo` runs the demo (the main job).
+ * A failure prints what failed and the fix (Cli/Failure.ts) and exits 2 for a wrong command line, 1 for any other
+ * failure; `--verbose` (anywhere on the line) or `BOXKIT_DEBUG=1` adds the cause and its stack.
  *
  * @since 0.1.0
  */
 import { Command } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
-import * as Demo from "./Cli/Demo.js"
-import * as Serve from "./Cli/Serve.js"
+import { Cause, Console, Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import packageJson from "../package.json" with { type: "json" }
+import * as Demo from "./Cli/Demo.js"
+import * as Failure from "./Cli/Failure.js"
+import * as Serve from "./Cli/Serve.js"
 
 const boxkit = Command.make("boxkit").pipe(
-  Command.withDescription("An Effect toolkit for the Box Service HTTP API, with a faithful local box service."),
+  Command.withDescription(
+    "An Effect toolkit for the Box Service HTTP API, with a faithful local box service. " +
+      "Add --verbose (or set BOXKIT_DEBUG=1) to any command to see the cause and stack of a failure."
+  ),
   Command.withSubcommands([Serve.command, Demo.command])
 )
 
 const cli = Command.run(boxkit, { name: "boxkit", version: packageJson.version })
 
-cli(process.argv).pipe(
-  Effect.tapErrorCause((cause) =>
-    Cause.isInterruptedOnly(cause) ? Effect.void : Console.error(`boxkit failed: ${Cause.pretty(cause)}`)
-  ),
+const verbose = process.argv.includes("--verbose") || process.env.BOXKIT_DEBUG === "1"
+const argv = process.argv.filter((argument) => argument !== "--verbose")
+const command = argv[2] !== undefined && /^[a-z][a-z-]*$/.test(argv[2]) ? argv[2] : ""
+
+const main = cli(argv).pipe(
+  Effect.as(0),
+  Effect.catchAllCause((cause) => {
+    const report = Failure.report(cause, { command, verbose })
+    return Effect.as(Effect.forEach(report.lines, (line) => Console.error(line), { discard: true }), report.exitCode)
+  })
+)
+
+main.pipe(
   Effect.provide(Layer.mergeAll(NodeContext.layer, Logger.minimumLogLevel(LogLevel.Info))),
-  NodeRuntime.runMain({ disableErrorReporting: true })
+  NodeRuntime.runMain({
+    disableErrorReporting: true,
+    // An interrupted command (SIGINT, SIGTERM: `serve` drains first) ends with 0, as it always did.
+    teardown: (exit, onExit) =>
+      onExit(
+        Exit.isSuccess(exit)
+          ? (typeof exit.value === "number" ? exit.value : 0)
+          : Cause.isInterruptedOnly(exit.cause)
+          ? 0
+          : Failure.failureExitCode
+      )
+  })
 )

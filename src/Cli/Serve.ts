@@ -20,7 +20,8 @@ import * as UpstreamModel from "../Server/UpstreamModel.js"
 
 const host = Options.text("host").pipe(Options.withDefault("127.0.0.1"), Options.withDescription("Interface to listen on."))
 const port = Options.integer("port").pipe(Options.withDefault(8787), Options.withDescription("Port (0 picks a free one)."))
-const seed = Options.file("seed", { exists: "yes" }).pipe(
+// Whether the file exists is checked when it is read, so that a missing file is reported like any other seed error.
+const seed = Options.file("seed").pipe(
   Options.optional,
   Options.withDescription("Seed file (JSON). Without it the example seed of docs/ASSUMPTIONS.md is loaded.")
 )

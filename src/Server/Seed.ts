@@ -8,7 +8,8 @@
  * @since 0.1.0
  */
 import { FileSystem } from "@effect/platform"
-import { Effect, ParseResult, Schema } from "effect"
+import { Effect, Schema } from "effect"
+import * as ParseIssues from "../ParseIssues.js"
 
 /** An organization: `credits: false` makes it answer 402; `created_at` decides whether it is new (first 10 minutes). */
 export const SeedOrganization = Schema.Struct({
@@ -17,14 +18,14 @@ export const SeedOrganization = Schema.Struct({
   created_at: Schema.optional(Schema.String.pipe(
     Schema.filter((text) => !Number.isNaN(Date.parse(text)) || "created_at must be an ISO 8601 date-time")
   ))
-})
+}).annotations({ identifier: "organization" })
 
 /** A user of an organization; `admin` users may use the owner override. */
 export const SeedUser = Schema.Struct({
   id: Schema.String.pipe(Schema.minLength(1)),
   org_id: Schema.String,
   admin: Schema.optionalWith(Schema.Boolean, { default: () => false })
-})
+}).annotations({ identifier: "user" })
 
 /**
  * An API key. With `org_id` it is organization-scoped; with `user_id` too it is also user-scoped; without `org_id`
@@ -34,10 +35,11 @@ export const SeedApiKey = Schema.Struct({
   key: Schema.String.pipe(Schema.minLength(1)),
   org_id: Schema.optional(Schema.String),
   user_id: Schema.optional(Schema.String)
-})
+}).annotations({ identifier: "api key" })
 
 /** A secret with its value (the value is never returned by the service). */
 export const SeedSecret = Schema.Struct({ org_id: Schema.String, name: Schema.String, value: Schema.String })
+  .annotations({ identifier: "secret" })
 
 /** A saved egress policy. */
 export const SeedEgressPolicy = Schema.Struct({
@@ -45,10 +47,11 @@ export const SeedEgressPolicy = Schema.Struct({
   org_id: Schema.String,
   name: Schema.String,
   document: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-})
+}).annotations({ identifier: "egress policy" })
 
 /** An app. */
 export const SeedApp = Schema.Struct({ id: Schema.String, org_id: Schema.String, name: Schema.String })
+  .annotations({ identifier: "app" })
 
 /** The whole seed file. Every array is optional. */
 export const Seed = Schema.Struct({
@@ -58,29 +61,27 @@ export const Seed = Schema.Struct({
   secrets: Schema.optionalWith(Schema.Array(SeedSecret), { default: () => [] }),
   egress_policies: Schema.optionalWith(Schema.Array(SeedEgressPolicy), { default: () => [] }),
   apps: Schema.optionalWith(Schema.Array(SeedApp), { default: () => [] })
-})
+}).annotations({ identifier: "seed" })
 /** The decoded seed. */
 export type Seed = typeof Seed.Type
 /** The seed as written in the file. */
 export type SeedInput = typeof Seed.Encoded
 
-/** The seed file could not be read or does not match the format; `message` names the offending path. */
+/**
+ * The seed file could not be read or does not match the format. `message` is the first line a person reads
+ * (`invalid seed file FILE` or `cannot read seed file FILE: …`); `issues` lists each problem as `path: message`
+ * (`organizations[0].id: expected string, got 5`); `path` is the file.
+ */
 export class SeedError extends Schema.TaggedError<SeedError>()("SeedError", {
   message: Schema.String,
-  path: Schema.String
+  path: Schema.String,
+  issues: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
 }) {}
 
 /** Decodes a seed object; unknown fields are errors (`onExcessProperty: "error"`), reported with their path. */
 export const decode = (input: unknown, path = "<seed>"): Effect.Effect<Seed, SeedError> =>
   Schema.decodeUnknown(Seed, { onExcessProperty: "error", errors: "all" })(input).pipe(
-    Effect.mapError((error) =>
-      new SeedError({
-        path,
-        message: `invalid seed file ${path}:\n${ParseResult.ArrayFormatter.formatErrorSync(error)
-          .map((issue) => `  at ${issue.path.length === 0 ? "<root>" : issue.path.join(".")}: ${issue.message}`)
-          .join("\n")}`
-      })
-    )
+    Effect.mapError((error) => new SeedError({ path, message: `invalid seed file ${path}`, issues: ParseIssues.lines(error, "") }))
   )
 
 /** Reads and decodes a seed file (JSON). */
@@ -88,11 +89,19 @@ export const load = (path: string): Effect.Effect<Seed, SeedError, FileSystem.Fi
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(path).pipe(
-      Effect.mapError((error) => new SeedError({ path, message: `cannot read seed file ${path}: ${error.message}` }))
+      Effect.mapError((error) =>
+        new SeedError({
+          path,
+          message: `cannot read seed file ${path}: ${
+            error._tag === "SystemError" && error.reason === "NotFound" ? "no such file" : error.message
+          }`
+        })
+      )
     )
     const json = yield* Effect.try({
       try: () => JSON.parse(text) as unknown,
-      catch: (error) => new SeedError({ path, message: `seed file ${path} is not JSON: ${String(error)}` })
+      catch: (error) =>
+        new SeedError({ path, message: `seed file ${path} is not JSON: ${error instanceof Error ? error.message : String(error)}` })
     })
     return yield* decode(json, path)
   })

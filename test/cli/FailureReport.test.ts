@@ -1,0 +1,97 @@
+/**
+ * The failure report of every command and the errors as a library user logs them (issue 18): a 404, a 409 on a
+ * reused idempotency key, a transport timeout, a missing setting. `Cause.pretty` shows the status, type, code and
+ * param with the message, once.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, ConfigError, Duration, Effect, Exit, Option } from "effect"
+import * as ApiError from "../../src/ApiError.js"
+import * as Failure from "../../src/Cli/Failure.js"
+import { Boxes } from "../../src/Client/Boxes.js"
+import { Secrets } from "../../src/Client/Secrets.js"
+import * as Transport from "../../src/Client/Transport.js"
+import * as BoxkitTesting from "../../src/testing.js"
+
+const report = (error: unknown) => Failure.report(Cause.fail(error), { command: "demo", verbose: false })
+
+const failureOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.map(Effect.exit(effect), (exit) => (Exit.isFailure(exit) ? exit.cause : Cause.empty))
+
+const app = "app_00000000-0000-4000-8000-000000000001" as const
+
+describe("errors as a person reads them", () => {
+  it.effect("404: status and type with the message, in the report and in Cause.pretty, once", () =>
+    Effect.gen(function*() {
+      const cause = yield* failureOf(Effect.flatMap(Secrets, (secrets) => secrets.retrieve("NO_SUCH_SECRET")))
+      const pretty = Cause.pretty(cause)
+      const first = "NotFoundError (404 not_found_error): No secret named NO_SUCH_SECRET in this organization."
+      expect(pretty.split("\n")[0]).toBe(first)
+      expect(pretty.split("No secret named").length).toBe(2)
+      const error = Option.getOrThrow(Cause.failureOption(cause))
+      expect(error.message).toBe("No secret named NO_SUCH_SECRET in this organization.")
+      expect(report(error)).toEqual({
+        lines: ["boxkit demo: 404 not_found_error: No secret named NO_SUCH_SECRET in this organization."],
+        exitCode: 1
+      })
+    }).pipe(Effect.provide(BoxkitTesting.layer())))
+
+  it.effect("409 on a reused idempotency key: the param named, and the fix", () =>
+    Effect.gen(function*() {
+      const boxes = yield* Boxes
+      yield* boxes.create({ name: "first", app_id: app, image: { base: "debian" } }, { idempotencyKey: "reused-key" })
+      const cause = yield* failureOf(
+        boxes.create({ name: "second", app_id: app, image: { base: "debian" } }, { idempotencyKey: "reused-key" })
+      )
+      const error = Option.getOrThrow(Cause.failureOption(cause))
+      expect(Cause.pretty(cause).split("\n")[0]).toBe(`ConflictError (409 conflict_error, param Idempotency-Key): ${error.message}`)
+      expect(report(error)).toEqual({
+        lines: [
+          `boxkit demo: the idempotency key was already used for another request (409 conflict_error, param Idempotency-Key): ${error.message}`,
+          "fix: repeat the first request unchanged, or use a new --idempotency-key for new work"
+        ],
+        exitCode: 1
+      })
+    }).pipe(Effect.provide(BoxkitTesting.layer())))
+
+  it.effect("a transport timeout: what ran out, and the fix", () =>
+    Effect.gen(function*() {
+      const cause = yield* failureOf(
+        Effect.flatMap(Secrets, (secrets) => secrets.retrieve("GITHUB_TOKEN")).pipe(
+          Transport.withRetry({ deadline: Duration.millis(0), attemptTimeout: Duration.millis(0) })
+        )
+      )
+      const error = Option.getOrThrow(Cause.failureOption(cause))
+      expect(error).toBeInstanceOf(ApiError.TimeoutError)
+      expect(Cause.pretty(cause).split("\n")[0]).toBe("TimeoutError: call did not finish within its deadline of 0")
+      expect(report(error).lines).toEqual([
+        "boxkit demo: no answer in time: call did not finish within its deadline of 0",
+        "fix: check that the service is up and not overloaded"
+      ])
+    }).pipe(Effect.provide(BoxkitTesting.layer())))
+
+  it("a transport failure names the request; an error status without envelope names the status", () => {
+    const transport = new ApiError.TransportError({ message: "connect ECONNREFUSED 127.0.0.1:9", method: "GET", url: "http://127.0.0.1:9/v1/secrets/X" })
+    expect(Cause.pretty(Cause.fail(transport)).split("\n")[0]).toBe(
+      "TransportError (GET http://127.0.0.1:9/v1/secrets/X): connect ECONNREFUSED 127.0.0.1:9"
+    )
+    const unexpected = new ApiError.UnexpectedResponseError({ message: "HTTP 502 without an error envelope", status: 502 })
+    expect(Cause.pretty(Cause.fail(unexpected)).split("\n")[0]).toBe("UnexpectedResponseError (HTTP 502): HTTP 502 without an error envelope")
+  })
+
+  it("a missing setting: the variable named, exit 1", () => {
+    const missing = ConfigError.MissingData(["BOX_API_KEY"], "Expected BOX_API_KEY to exist in the process context")
+    const { exitCode, lines } = report(missing)
+    expect(lines[0]).toContain("BOX_API_KEY")
+    expect(lines[0]!.startsWith("boxkit demo: configuration: ")).toBe(true)
+    expect(exitCode).toBe(1)
+  })
+
+  it("with verbose: the whole cause after the report; without: no stack", () => {
+    const error = ApiError.make.notFound("No box sb_x.")
+    const quiet = Failure.report(Cause.fail(error), { command: "demo", verbose: false })
+    expect(quiet.lines.join("\n")).not.toMatch(/^\s+at /m)
+    const verbose = Failure.report(Cause.die(new Error("boom")), { command: "serve", verbose: true })
+    expect(verbose.lines[0]).toBe("boxkit serve: boom")
+    expect(verbose.lines.join("\n")).toMatch(/^\s+at /m)
+  })
+})
