@@ -100,6 +100,24 @@ const apiFailure = (error: ApiError.AnyApiError): Explained => {
   return { what: `${ApiError.summary(error)}: ${error.message}` }
 }
 
+/** A configuration error in words: `BOX_API_KEY is not set`, `BOX_BASE_URL: <why it is invalid>`, joined by `; `. */
+const configurationProblems = (error: ConfigError.ConfigError): string => {
+  const leaves = (node: ConfigError.ConfigError): ReadonlyArray<string> => {
+    switch (node._op) {
+      case "And":
+      case "Or":
+        return [...leaves(node.left), ...leaves(node.right)]
+      case "MissingData":
+        return [`${node.path.join(".")} is not set`]
+      case "InvalidData":
+      case "SourceUnavailable":
+      case "Unsupported":
+        return [`${node.path.join(".")}: ${node.message}`]
+    }
+  }
+  return [...new Set(leaves(error))].join("; ")
+}
+
 const explain = (error: unknown, command: string): Explained => {
   if (ValidationError.isValidationError(error)) {
     // @effect/cli has printed the error itself, as its help text does.
@@ -110,7 +128,7 @@ const explain = (error: unknown, command: string): Explained => {
   }
   if (error instanceof Seed.SeedError) {
     return {
-      what: error.message,
+      what: error.issues.length > 0 ? `invalid seed file ${error.path}` : error.message,
       details: error.issues,
       fix: error.issues.length > 0
         ? "correct the file (its format: the README, \"The local box service\"), or leave out --seed for the example seed"
@@ -133,7 +151,7 @@ const explain = (error: unknown, command: string): Explained => {
     return { what: `unexpected answer (HTTP ${error.status}): ${error.message}`, fix: "check that --base-url points at a Box Service" }
   }
   if (ConfigError.isConfigError(error)) {
-    return { what: `configuration: ${String(error)}`, fix: "set the variable it names, or pass the matching flag (see --help)" }
+    return { what: configurationProblems(error), fix: "set it in the environment, or pass the matching flag (see --help)" }
   }
   const message = error instanceof Error ? error.message : String(error)
   const tag = typeof error === "object" && error !== null && "_tag" in error ? `${String(error._tag)}: ` : ""

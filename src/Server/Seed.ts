@@ -68,9 +68,9 @@ export type Seed = typeof Seed.Type
 export type SeedInput = typeof Seed.Encoded
 
 /**
- * The seed file could not be read or does not match the format. `message` is the first line a person reads
- * (`invalid seed file FILE` or `cannot read seed file FILE: …`); `issues` lists each problem as `path: message`
- * (`organizations[0].id: expected string, got 5`); `path` is the file.
+ * The seed file could not be read or does not match the format: `path` is the file, `issues` each problem as
+ * `path: message` (`organizations[0].id: expected string, got 5`), and `message` says it in one line
+ * (`invalid seed file FILE: …; …` or `cannot read seed file FILE: …`).
  */
 export class SeedError extends Schema.TaggedError<SeedError>()("SeedError", {
   message: Schema.String,
@@ -81,7 +81,10 @@ export class SeedError extends Schema.TaggedError<SeedError>()("SeedError", {
 /** Decodes a seed object; unknown fields are errors (`onExcessProperty: "error"`), reported with their path. */
 export const decode = (input: unknown, path = "<seed>"): Effect.Effect<Seed, SeedError> =>
   Schema.decodeUnknown(Seed, { onExcessProperty: "error", errors: "all" })(input).pipe(
-    Effect.mapError((error) => new SeedError({ path, message: `invalid seed file ${path}`, issues: ParseIssues.lines(error, "") }))
+    Effect.mapError((error) => {
+      const issues = ParseIssues.lines(error, "")
+      return new SeedError({ path, message: `invalid seed file ${path}: ${issues.join("; ")}`, issues })
+    })
   )
 
 /** Reads and decodes a seed file (JSON). */
