@@ -1,11 +1,27 @@
 import { defineConfig } from "vitest/config"
 
+/** The suites that talk to the local service: they run once per serving path (fast, and the stock platform path). */
+const serverFacing = [
+  "test/conformance/**/*.test.ts",
+  "test/resilience/**/*.test.ts",
+  "test/responses/**/*.test.ts",
+  "test/server/**/*.test.ts",
+  "test/EndToEnd.test.ts",
+  "test/Domain.test.ts"
+]
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } }
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    projects: [
+      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"] } },
+      {
+        extends: true,
+        test: { name: "platform", include: serverFacing, env: { BOXKIT_TEST_SERVER: "platform" } }
+      }
+    ]
   }
 })

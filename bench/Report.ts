@@ -70,7 +70,7 @@ export const budgets = (results: Omit<Results, "budgets">): Array<Budget> => {
   const lines: Array<Budget> = []
   const throughput = results.throughput
   if (throughput !== undefined) {
-    const appsFind = throughput.scenarios.find((scenario) => scenario.title === throughput.baseline.title)
+    const appsFind = throughput.scenarios.find((scenario) => scenario.title === throughput.baseline.title && scenario.server === undefined)
     const value = Stats.ratio(appsFind?.requestsPerSecond ?? Number.NaN, throughput.baseline.requestsPerSecond)
     const valid = appsFind !== undefined && clean(appsFind) && clean(throughput.baseline)
     lines.push({
@@ -173,7 +173,8 @@ const throughputSection = (results: ThroughputResults, settings: Results["settin
     "",
     table(
       ["scenario", "req/s", "÷ base", "p50 ms", "p99 ms", "p99 ÷ base", "server CPU µs/req", "÷ base", "RSS MB", "÷ base", "answers"],
-      [row(`baseline: raw node:http ${base.title}`, base), ...results.scenarios.map((result) => row(`boxkit serve ${result.title}`, result))]
+      [row(`baseline: raw node:http ${base.title}`, base), ...results.scenarios.map((result) =>
+        row(`boxkit serve${result.server !== undefined ? ` --server ${result.server}` : ""} ${result.title}`, result))]
     )
   ].join("\n")
 }

@@ -20,6 +20,8 @@ export interface ScenarioResult extends Load.LoadResult {
   readonly expectedStatus: number
   /** For the replay scenario: whether a probe answer carried `Idempotent-Replayed: true`. */
   readonly replayed?: boolean
+  /** The serving path, when not the default (`platform`: `boxkit serve --server platform`). */
+  readonly server?: string
 }
 
 /** The results of section 1. */
@@ -82,5 +84,8 @@ export const run = Effect.fn("Throughput.run")(function*(settings: BenchSettings
       }))
   )
   scenarios.push(yield* service(Scenarios.foregroundResponse, 200))
+  // The stock serving path (docs/decisions/0001-two-serving-paths.md), for comparison; no budget.
+  const platform = yield* runOne(settings, "boxkit serve --server platform", [...Scenarios.serviceArgs(), "--server", "platform"], Scenarios.appsFind, 200)
+  scenarios.push({ ...platform, server: "platform" })
   return { baseline, scenarios } satisfies ThroughputResults
 })

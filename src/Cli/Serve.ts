@@ -3,6 +3,7 @@
  * it drains: new requests get 503 with Retry-After while requests in flight finish (at most `--drain-seconds`), then
  * it closes. `--faults SPEC [--faults-seed N]` injects faults into `/v1` requests (src/Server/FaultInjection.ts).
  * `--model-upstream URL` answers model responses with an OpenAI-compatible upstream (src/Server/UpstreamModel.ts).
+ * `--server platform` serves through Effect's own HTTP stack instead of the fast path (src/Server/PlatformServer.ts).
  *
  * Source: the end-to-end and conformance issues; flags: README.md.
  *
@@ -49,6 +50,14 @@ const faultsSeed = Options.integer("faults-seed").pipe(
   Options.withDescription("Seed of the injected faults: the same seed draws the same sequence of faults.")
 )
 
+const server = Options.choice("server", ["fast", "platform"]).pipe(
+  Options.withDefault("fast" as const),
+  Options.withDescription(
+    "Serving path: fast (the default: the service's own Node handler) or platform (Effect's HttpApiBuilder and " +
+      "HttpServer.serve). Both answer the same; see docs/decisions/0001-two-serving-paths.md."
+  )
+)
+
 const modelUpstream = Options.text("model-upstream").pipe(
   Options.optional,
   Options.withDescription(
@@ -68,6 +77,7 @@ export const serve = (options: {
   readonly faults?: Option.Option<string>
   readonly faultsSeed?: number
   readonly modelUpstream?: Option.Option<string>
+  readonly server?: LocalService.ServerKind
 }) =>
   Effect.gen(function*() {
     const faultSettings = yield* Either.match(
@@ -84,6 +94,7 @@ export const serve = (options: {
       const context = yield* Layer.build(LocalService.layerNode(loaded, {
         host: options.host,
         port: options.port,
+        server: options.server ?? "fast",
         exposeLocalRoutes: options.exposeLocalRoutes,
         settings: { newOrgInFlightCap: options.newOrgInFlightCap, faults: faultSettings },
         languageModel: Option.match(options.modelUpstream ?? Option.none(), {
@@ -119,6 +130,6 @@ export const serve = (options: {
 /** The `serve` command. */
 export const command = Command.make(
   "serve",
-  { host, port, seed, newOrgInFlightCap, drainSeconds, exposeLocalRoutes, faults, faultsSeed, modelUpstream },
+  { host, port, seed, newOrgInFlightCap, drainSeconds, exposeLocalRoutes, faults, faultsSeed, modelUpstream, server },
   serve
 ).pipe(Command.withDescription("Run the local box service (both {base_url} and {api_url} under /v1)."))

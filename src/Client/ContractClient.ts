@@ -277,7 +277,7 @@ export const make = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGr
   options: ContractClientOptions<E, R, E2>
 ): HttpApiClient.Client<Groups, ApiError | E | E2, R> => {
   const client: Record<string, any> = {}
-  HttpApi.reflect(api as any, {
+  HttpApi.reflect(api, {
     onGroup({ group }) {
       if (!group.topLevel) client[group.identifier] = {}
     },

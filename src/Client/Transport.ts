@@ -117,7 +117,8 @@ export const only = <const Classes extends ReadonlyArray<ApiErrorClass>>(...clas
         cause: error
       })
     }
-    return error as any
+    // Not an API error, or one of `classes`: what the signature promises.
+    return error as InstanceType<Classes[number]> | ApiError.TransportError | ApiError.TimeoutError | ApiError.UnexpectedResponseError
   })
 
 /** The errors every box, secret and egress-policy operation lists: 400, 401, 402, 403, 404, 429, 500/503. */

@@ -63,6 +63,7 @@ export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("Autho
 
 /** The errors every box, secret and egress-policy operation can answer: 400, 401, 402, 403, 404, 429, 500, 503. */
 const commonErrors = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E) =>
+  // `HttpApiEndpoint.Any` has no `addError`; the result type below says what the eight calls add.
   (endpoint as any)
     .addError(Errors.InvalidRequest)
     .addError(Errors.Authentication)

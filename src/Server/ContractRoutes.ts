@@ -41,6 +41,7 @@ import {
 import { Chunk, Context, Effect, Either, Exit, Layer, Option, ParseResult, Schema, type Scope, Tracer } from "effect"
 import * as FindMyWay from "find-my-way-ts"
 import { LocalRequest } from "./NodeRequest.js"
+import * as QueryParams from "./QueryParams.js"
 
 /** One group built with {@link group}: its handlers and the services it was built with. */
 export interface Registration {
@@ -88,14 +89,19 @@ export const group = <
   HttpApiBuilder.Handlers.Error<Return>,
   Exclude<HttpApiBuilder.Handlers.Context<Return> | HttpApiGroup.HttpApiGroup.MiddlewareWithName<Groups, Name>, Scope.Scope>
 > =>
-  HttpApiBuilder.group(api, groupName, (handlers: any) => {
+  HttpApiBuilder.group(api, groupName, (handlers) => {
     const result: unknown = build(handlers)
-    const built = (Effect.isEffect(result) ? result : Effect.succeed(result)) as Effect.Effect<any>
-    return Effect.tap(built, (handled: HttpApiBuilder.Handlers<any, any, any>) =>
+    const built = (Effect.isEffect(result) ? result : Effect.succeed(result)) as Effect.Effect<
+      HttpApiBuilder.Handlers<unknown, unknown, HttpApiEndpoint.HttpApiEndpoint.Any>
+    >
+    const recorded = Effect.tap(built, (handled) =>
       Effect.flatMap(Effect.serviceOption(Registry), (registry) =>
         Option.isNone(registry) ? Effect.void : Effect.map(Effect.context<never>(), (context) =>
-          registry.value.add({ group: handled.group, items: Chunk.toReadonlyArray(handled.handlers), context })))) as any
-  }) as any
+          registry.value.add({ group: handled.group, items: Chunk.toReadonlyArray(handled.handlers), context }))))
+    // The same handlers `build` returned, with the same requirements (the registry is optional): only the types of
+    // `HttpApiBuilder.group`'s callback cannot say so for a generic `Return`.
+    return recorded as unknown as HttpApiBuilder.Handlers.ValidateReturn<Return>
+  })
 
 /** The key of an endpoint among routes: method and path. */
 const keyOf = (method: string, path: string) => `${method} ${path}`
@@ -242,10 +248,7 @@ const requestPayloadNow = (
 }
 
 /** Query parameters as `HttpApiBuilder` hands them to the decoder: arrays where the schema wants several values. */
-const normalizeUrlParams: (
-  params: Readonly<Record<string, string | Array<string>>>,
-  ast: Schema.Schema.Any["ast"]
-) => Readonly<Record<string, string | Array<string>>> = (HttpApiBuilder as any).normalizeUrlParams
+const normalizeUrlParams = QueryParams.normalize
 
 /** One decoding step of a request: where its input comes from and where its output goes in the handler's input. */
 interface Step {
@@ -280,7 +283,6 @@ export const compile = (item: HttpApiBuilder.Handlers.Item<any, any>): HttpRoute
   }
   const encodeSuccess = successEncoder(endpoint)
   if (encodeSuccess === undefined) return undefined
-  if (Option.isSome(endpoint.urlParamsSchema) && normalizeUrlParams === undefined) return undefined
   // The steps in the order of HttpApiBuilder: path, payload, headers, query.
   const steps: Array<Step> = []
   if (Option.isSome(endpoint.pathSchema)) {
@@ -320,7 +322,7 @@ export const compile = (item: HttpApiBuilder.Handlers.Item<any, any>): HttpRoute
 
   const respond = (input: Record<string, unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> =>
     Effect.catchIf(
-      Effect.flatMap(handler(input as any) as Effect.Effect<unknown, unknown>, (response: unknown) =>
+      Effect.flatMap(handler(input) as Effect.Effect<unknown, unknown>, (response: unknown) =>
         HttpServerResponse.isServerResponse(response)
           ? Effect.succeed(response)
           : encodeSuccess(response)),
@@ -366,7 +368,7 @@ export const compile = (item: HttpApiBuilder.Handlers.Item<any, any>): HttpRoute
   })
   const compiled = HttpRouter.makeRoute(endpoint.method, endpoint.path, route, { uninterruptible: item.uninterruptible })
   compiledRoutes.add(compiled)
-  return compiled as any
+  return compiled
 }
 
 /** The routes of the contract and the services the compiled ones need in the context of each request. */
@@ -400,7 +402,8 @@ export const routes: Effect.Effect<ContractRoutes, never, Registry | HttpApiBuil
     }
   }
   const kept = Chunk.toReadonlyArray(platform.routes).filter((route) => !compiledKeys.has(keyOf(route.method, route.path)))
-  return { routes: [...compiledRoutes, ...kept] as any, services, compiled }
+  const all: Array<HttpRouter.Route<unknown, unknown>> = [...compiledRoutes, ...kept]
+  return { routes: all, services, compiled }
 })
 
 class RouteContextImpl implements HttpRouter.RouteContext {

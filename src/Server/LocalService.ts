@@ -12,7 +12,8 @@
  *
  * @since 0.1.0
  */
-import { HttpApiBuilder, type HttpClient, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, type HttpClient, HttpServer, type HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as UndiciHttpClient from "../Client/UndiciHttpClient.js"
 import { Clock, Context, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
 import { createServer, type Server } from "node:http"
@@ -37,6 +38,7 @@ import * as LanguageModel from "./LanguageModel.js"
 import { LocalServiceConfig, type LocalServiceSettings } from "./LocalServiceConfig.js"
 import * as NodeHandler from "./NodeHandler.js"
 import * as NodeListen from "./NodeListen.js"
+import * as PlatformServer from "./PlatformServer.js"
 import * as NodeRequest from "./NodeRequest.js"
 import * as Repositories from "./Repositories.js"
 import * as RequestPipeline from "./RequestPipeline.js"
@@ -188,10 +190,10 @@ export interface AppOptions {
 }
 
 /**
- * The routes beside `/v1`: `/openapi.json` (encoded once) and `/_local/*` (loopback only unless
- * `exposeLocalRoutes`).
+ * The `/_local/*` routes (loopback only unless `exposeLocalRoutes`), as a function of a request whose body `json`
+ * can read and its path without the query. Shared by both serving paths.
  */
-export const extraRoutes = (options: AppOptions = {}) =>
+export const localRoutes = (options: AppOptions = {}) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<
       | Repositories.Identity
@@ -206,7 +208,7 @@ export const extraRoutes = (options: AppOptions = {}) =>
     >()
     const runtime = yield* BoxRuntime.BoxRuntime
     const faults = yield* FaultInjection.FaultInjection
-    const local = (request: HttpServerRequest.HttpServerRequest, path: string) =>
+    return (request: HttpServerRequest.HttpServerRequest, path: string) =>
       Effect.gen(function*() {
         if (options.exposeLocalRoutes !== true && !isLoopback(request.remoteAddress)) {
           return ErrorResponse.fromApiError(ApiError.make.notFound("Local routes are served on loopback only."))
@@ -228,9 +230,20 @@ export const extraRoutes = (options: AppOptions = {}) =>
         }
         return ErrorResponse.fromApiError(ApiError.make.notFound(`No local route ${request.method} ${path}.`))
       })
+  })
+
+/** The contract's OpenAPI document as JSON bytes, encoded once (`GET /openapi.json`). */
+export const openApiJson = (): Uint8Array => new TextEncoder().encode(JSON.stringify(openApiDocument()))
+
+/**
+ * The routes beside `/v1` on the fast path: `/openapi.json` (encoded once) and `/_local/*` (see {@link localRoutes};
+ * the body is read here, at most 1 MiB).
+ */
+export const extraRoutes = (options: AppOptions = {}) =>
+  Effect.map(localRoutes(options), (local) => {
     const extra: NodeHandler.ExtraRoutes = {
       fixed: new Map([["/openapi.json", {
-        body: new TextEncoder().encode(JSON.stringify(openApiDocument())),
+        body: openApiJson(),
         contentType: "application/json"
       }]]),
       prefix: "/_local/",
@@ -300,31 +313,56 @@ export const layerHttp = (options: AppOptions = {}) =>
     Layer.provide([HttpApiBuilder.Router.Live, ContractRoutes.Registry.layer])
   )
 
-/** Where to listen. Port 0 picks a free port. */
+/**
+ * The two serving paths, one behaviour (docs/decisions/0001-two-serving-paths.md): `fast` (the default) answers
+ * through NodeHandler.ts and the routes ContractRoutes.ts compiles; `platform` through `HttpApiBuilder.httpApp` behind
+ * `HttpServer.serve` (PlatformServer.ts).
+ */
+export type ServerKind = "fast" | "platform"
+
+/** Where to listen (port 0 picks a free port) and which serving path answers (default `fast`). */
 export interface ListenOptions {
   readonly host?: string
   readonly port?: number
+  readonly server?: ServerKind
 }
 
+/** The Node HTTP server of the local service, answering malformed HTTP with the envelope. */
+const makeNodeServer = () => ErrorResponse.withEnvelopeOnClientError(createServer())
+
+/** The stock serving path (PlatformServer.ts) on `HttpServer`, with the contract and its router. */
+export const layerPlatformHttp = (options: AppOptions = {}) =>
+  PlatformServer.layerHttp({ openApi: openApiJson(), local: localRoutes(options) }).pipe(
+    Layer.provide(apiLayer),
+    Layer.provide([HttpApiBuilder.Router.Live, ContractRoutes.Registry.layer])
+  )
+
 /**
- * The complete local service on Node: HTTP server on `host`:`port` (default 127.0.0.1, port 0), webhooks over
- * undici, every service seeded from `seed`. Its `HttpServer` is in the output, so its address can be read.
+ * The complete local service on Node: HTTP server on `host`:`port` (default 127.0.0.1, port 0), answered by the
+ * `server` path (default `fast`), webhooks over undici, every service seeded from `seed`. Its `HttpServer` is in the
+ * output, so its address can be read. Fails with `ServeError` when it cannot listen.
  */
 export const layerNode = (
   seed: Seed.Seed,
   options: ListenOptions & AppOptions & ResponsesOptions & { readonly settings?: Partial<LocalServiceSettings> } = {}
-) =>
-  layerHttp(options).pipe(
-    Layer.provideMerge(layerServices(seed, options.settings, options)),
-    Layer.provideMerge(Layer.unwrapEffect(Effect.map(NodeServer, (server) =>
-      NodeListen.layer(() => server, {
-        host: options.host ?? "127.0.0.1",
-        port: options.port ?? 0
-      })))),
-    Layer.provideMerge(Layer.sync(NodeServer, () => ErrorResponse.withEnvelopeOnClientError(createServer()))),
+): Layer.Layer<HttpServer.HttpServer | Layer.Layer.Success<ReturnType<typeof layerServices>>, HttpServerError.ServeError> => {
+  const at = { host: options.host ?? "127.0.0.1", port: options.port ?? 0 }
+  const services = layerServices(seed, options.settings, options)
+  if (options.server === "platform") {
+    return layerPlatformHttp(options).pipe(
+      Layer.provideMerge(services),
+      Layer.provideMerge(NodeHttpServer.layer(makeNodeServer, at)),
+      Layer.provide(UndiciHttpClient.layer)
+    )
+  }
+  return layerHttp(options).pipe(
+      Layer.provideMerge(services),
+      Layer.provideMerge(Layer.unwrapEffect(Effect.map(NodeServer, (server) => NodeListen.layer(() => server, at)))),
+    Layer.provide(Layer.sync(NodeServer, makeNodeServer)),
     // Webhooks and the upstream model over the toolkit's lean undici HttpClient (connections reused, no per-request span).
     Layer.provide(UndiciHttpClient.layer)
   )
+}
 
 /** The base URL (`http://HOST:PORT/v1`) of the `HttpServer` in context. */
 export const baseUrl = HttpServer.addressFormattedWith((address) => Effect.succeed(`${address}/v1`))

@@ -35,6 +35,7 @@ import {
 import { Cause, Chunk, Context, Effect, type Fiber, Option, Runtime, RuntimeFlags, Scope, Stream } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Readable } from "node:stream"
+import type { ReadableStream as NodeWebReadableStream } from "node:stream/web"
 import { pipeline as pipeStreams } from "node:stream/promises"
 import * as ApiError from "../ApiError.js"
 import { Authorization } from "../Contract/Api.js"
@@ -72,7 +73,7 @@ const headersOf = (response: HttpServerResponse.HttpServerResponse): Record<stri
 }
 
 const isPipeable = (raw: unknown): raw is NodeJS.ReadableStream =>
-  typeof raw === "object" && raw !== null && typeof (raw as any).pipe === "function"
+  typeof raw === "object" && raw !== null && "pipe" in raw && typeof raw.pipe === "function"
 
 /**
  * Writes `response` to Node's response of `request` now, when its body is in memory (empty, bytes, or a raw string
@@ -151,9 +152,13 @@ export const writeResponse = (
     }
     case "FormData": {
       const web = new Response(body.formData)
-      nodeResponse.writeHead(response.status, { ...headers, ...Object.fromEntries(web.headers as any) })
+      const formHeaders: Record<string, string | Array<string>> = { ...headers }
+      web.headers.forEach((value, key) => {
+        formHeaders[key] = value
+      })
+      nodeResponse.writeHead(response.status, formHeaders)
       return Effect.interruptible(Effect.catchAllCause(
-        Effect.tryPromise((signal) => pipeStreams(Readable.fromWeb(web.body as any, { signal }), nodeResponse)),
+        Effect.tryPromise((signal) => pipeStreams(Readable.fromWeb(web.body as NodeWebReadableStream, { signal }), nodeResponse)),
         (cause) => Effect.zipRight(endAfterFailure(nodeResponse), Effect.logError("writing a form body failed", cause))
       ))
     }

@@ -83,8 +83,8 @@ export const upstreamRequest = (
 
 const describe = (value: unknown): string => {
   if (typeof value === "string") return value
-  if (typeof value === "object" && value !== null && typeof (value as any).message === "string") {
-    return (value as any).message
+  if (typeof value === "object" && value !== null && "message" in value && typeof value.message === "string") {
+    return value.message
   }
   return JSON.stringify(value)
 }

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as http from "node:http"
+import * as Harness from "../support/Harness.js"
 
 interface Answer {
   readonly status: number
@@ -44,7 +45,7 @@ const waitFor = async (condition: () => Promise<boolean>, what: string) => {
 
 const start = () =>
   new Promise<{ child: ChildProcess; url: URL; stderr: () => string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "src/bin.ts", "serve", "--port", "0"], {
+    const child = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "src/bin.ts", "serve", "--port", "0", "--server", Harness.server], {
       cwd: process.cwd(),
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -60,7 +61,7 @@ const start = () =>
   })
 
 describe("boxkit serve", () => {
-  it.live("prints the real port for --port 0 and drains on SIGTERM", () =>
+  it.live(`prints the real port for --port 0 and drains on SIGTERM (--server ${Harness.server})`, () =>
     Effect.promise(async () => {
       const { child, stderr, url } = await start()
       try {

@@ -95,6 +95,7 @@ const withUpstream = <A, E>(
   Effect.scoped(Effect.gen(function*() {
     const fake = yield* fakeServer(upstream)
     const service = LocalService.layerNode(Harness.seed, {
+      server: Harness.server,
       languageModel: UpstreamModel.layer({ url: `${fake.url}/v1/`, apiKey: Redacted.make("sk-upstream") })
     })
     return yield* Effect.provide(body(fake.received), service)
@@ -297,7 +298,8 @@ describe("UpstreamModel", () => {
       fake.server.closeAllConnections()
       yield* Effect.promise(() => sleep(20))
       const answer = yield* postResponse({ model: "llama-local", input: "x" }).pipe(
-        Effect.provide(LocalService.layerNode(Harness.seed, { languageModel: UpstreamModel.layer({ url }) }))
+        Effect.provide(LocalService.layerNode(Harness.seed, {
+      server: Harness.server, languageModel: UpstreamModel.layer({ url }) }))
       )
       expect(answer.status).toBe(500)
       expect(answer.json.error.message).toContain("could not be reached")
@@ -316,6 +318,7 @@ describe("UpstreamModel", () => {
       )
       const answer = yield* postResponse({ model: "llama-local", input: "x" }).pipe(
         Effect.provide(LocalService.layerNode(Harness.seed, {
+      server: Harness.server,
           languageModel: UpstreamModel.layerFromEnv(`${fake.url}/v1`)
         }))
       )

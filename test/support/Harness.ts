@@ -12,9 +12,15 @@ import * as Seed from "../../src/Server/Seed.js"
 /** The decoded example seed. */
 export const seed = Schema.decodeUnknownSync(Seed.Seed)(DemoSeed.example)
 
-/** The local service on port 0, with its services in the output. */
+/**
+ * The serving path the suites run against: `BOXKIT_TEST_SERVER=platform` (the stock path, PlatformServer.ts) or the
+ * default `fast`. vitest.config.ts runs the server-facing suites once per path.
+ */
+export const server: LocalService.ServerKind = process.env.BOXKIT_TEST_SERVER === "platform" ? "platform" : "fast"
+
+/** The local service on port 0, on the serving path of this run ({@link server}), with its services in the output. */
 export const service = (settings: Partial<LocalServiceSettings> = {}, seedOverride: Seed.Seed = seed) =>
-  LocalService.layerNode(seedOverride, { settings })
+  LocalService.layerNode(seedOverride, { settings, server })
 
 /** A client for `apiKey` against the service in context. */
 export const client = (apiKey = "sk_acme_org", retry: Partial<RetrySettings> = {}) =>

@@ -1,0 +1,97 @@
+/**
+ * The stock serving path of the local service (`boxkit serve --server platform`): the contract served by
+ * `HttpApiBuilder.httpApp` behind `HttpServer.serve`, with nothing of the fast path's own HTTP machinery
+ * (NodeHandler.ts, ContractRoutes.ts). The same rules apply, from the same modules: the request pipeline
+ * (RequestPipeline.make: draining, declared length, authentication, credits, the new-organization cap, the body,
+ * idempotency), the fault injector (FaultInjection.wrap), the error envelope of every failure (ErrorResponse.ts, as
+ * the contract's API-level middleware, so that idempotency remembers 4xx answers), `/openapi.json` and `/_local/*`.
+ *
+ * It is the reference the fast path is tested against (the conformance, resilience and responses suites run against
+ * both) and the way back to Effect's own stack if the fast path is ever in doubt.
+ *
+ * Source: issue 15 (two serving paths, one behaviour).
+ *
+ * @since 0.1.0
+ */
+import {
+  HttpApiBuilder,
+  type HttpApp,
+  HttpMiddleware,
+  HttpRouter,
+  HttpServer,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { Cause, Effect, Exit, HashSet, Layer } from "effect"
+import { IncomingMessage } from "node:http"
+import * as ErrorResponse from "./ErrorResponse.js"
+import { FaultInjection } from "./FaultInjection.js"
+import { LocalServiceConfig } from "./LocalServiceConfig.js"
+import * as RequestPipeline from "./RequestPipeline.js"
+
+/** A route app beside `/v1`: the request and its path without the query. */
+export type LocalRoutes = (
+  request: HttpServerRequest.HttpServerRequest,
+  path: string
+) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+
+/**
+ * The contract's API-level middleware on this path: every failure of the contract (a typed API error, a schema
+ * failure, an unknown route, malformed JSON, a defect) answered with the error envelope (ErrorResponse.fromCause),
+ * before `HttpApiBuilder`'s own error encoding, which would drop `Retry-After` and answer decode errors in its own shape.
+ */
+export const envelopeMiddleware = Layer.succeed(HttpApiBuilder.Middleware, {
+  add: () => Effect.void,
+  retrieve: Effect.succeed(<E, R>(app: HttpApp.Default<E, R>) => Effect.catchAllCause(app, envelope))
+})
+
+/** True when the Node request behind `request` was cut off before its body was complete. */
+const leftMidBody = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  const source = request.source
+  return source instanceof IncomingMessage && source.destroyed && !source.complete
+}
+
+/** The envelope answer of a failed request. */
+const envelope = (cause: Cause.Cause<unknown>) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => ErrorResponse.fromCause(cause, request))
+
+/**
+ * Serves the local service on the `HttpServer` in context: `/openapi.json` (`openApi`, bytes encoded once),
+ * `/_local/*` (`local`), and everything else through the fault injector and the request pipeline into
+ * `HttpApiBuilder.httpApp` (unknown paths: the pipeline's rules, then 404). Needs the contract (`HttpApi.Api`, with
+ * its groups' handlers) and `HttpApiBuilder.Router`.
+ */
+export const layerHttp = <R>(options: {
+  readonly openApi: Uint8Array
+  readonly local: Effect.Effect<LocalRoutes, never, R>
+}) =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const config = yield* LocalServiceConfig
+    const contract = yield* HttpRouter.withRouterConfig(HttpApiBuilder.httpApp, RequestPipeline.routerConfig)
+    const pipeline = yield* RequestPipeline.make
+    const faults = yield* FaultInjection
+    const local = yield* options.local
+    const v1 = faults.wrap(pipeline(contract))
+    const openApi = HttpServerResponse.uint8Array(options.openApi, { contentType: "application/json" })
+    const app = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const queryAt = request.url.indexOf("?")
+      const path = queryAt < 0 ? request.url : request.url.slice(0, queryAt)
+      if (path === "/openapi.json") return Effect.succeed(openApi)
+      if (path.startsWith("/_local/")) return local(request, path)
+      faults.countRequest()
+      // A client abort: the client left before its answer, which interrupts the request's fiber (NodeHttpServer), or
+      // while its body was still arriving (the body read fails; the request never completed).
+      return Effect.onExit(v1, (exit) =>
+        (Exit.isFailure(exit) && HashSet.has(Cause.interruptors(exit.cause), HttpServerError.clientAbortFiberId)) ||
+          leftMidBody(request)
+          ? Effect.sync(() => faults.countClientAbort(request))
+          : Effect.void)
+    }).pipe(
+      // What escapes the contract's middleware (a failure of the pipeline or the fault injector) gets the envelope too.
+      Effect.catchAllCause(envelope)
+    )
+    const served = HttpServer.serve(app)
+    // A server span per request only when asked for, as on the fast path (LocalServiceConfig.requestTracing).
+    return config.requestTracing ? served : HttpMiddleware.withTracerDisabledWhen(served, () => true)
+  })).pipe(Layer.provide(envelopeMiddleware))
