@@ -91,7 +91,7 @@ export const layer = (options: Options = {}): Layer.Layer<Boxkit.Services | Test
     const embedded: EmbeddedService = {
       baseUrl,
       apiKey,
-      state: LocalService.inspectState.pipe(Effect.provide(service))
+      state: LocalService.localState.pipe(Effect.provide(service))
     }
     return Layer.merge(
       Boxkit.layer({ apiKey, baseUrl, retry: options.retry }),

@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import { FindAppRequest } from "../Domain/App.js"
-import { commonErrors, only, Transport, validate } from "./Transport.js"
+import { commonErrors, only, type OperationOptions, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** The Apps service. */
@@ -19,9 +19,15 @@ export class Apps extends Effect.Service<Apps>()("boxkit/Apps", {
        * Finds the app named `name` (1 to 128 characters); with `mintIfMissing` it is created when missing, so the
        * call is safe on every start. Fails with `NotFoundError` when missing and not minted.
        */
-      find: Tracing.fn("Apps.find")(function*(name: string, options: { readonly mintIfMissing?: boolean } = {}) {
+      find: Tracing.fn("Apps.find")(function*(
+        name: string,
+        options: OperationOptions & { readonly mintIfMissing?: boolean | undefined } = {}
+      ) {
         const payload = yield* validate(FindAppRequest, { name, mint_if_missing: options.mintIfMissing ?? false })
-        return yield* transport.call(transport.api.apps.find({ payload }), { safeToRepeat: true }).pipe(
+        return yield* transport.call(
+          transport.api.apps.find({ payload }),
+          { safeToRepeat: true, retry: options.retry }
+        ).pipe(
           only(...commonErrors)
         )
       })

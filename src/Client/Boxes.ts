@@ -10,12 +10,12 @@
 import type { HttpClientResponse } from "@effect/platform"
 import { Duration, Effect, Schema } from "effect"
 import * as ApiError from "../ApiError.js"
+import { OwnerOverrideHeader } from "../Contract/Api.js"
 import * as Box from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
-import type { RetrySettings } from "./BoxkitConfig.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import { pollUntil } from "./Polling.js"
-import { commonErrors, only, Transport, validate } from "./Transport.js"
+import { commonErrors, only, type OperationOptions, ownerOverrideHeaders, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** A box ended in a status that will never become the awaited one (`failed`, `terminated`, ...). */
@@ -47,9 +47,8 @@ export const endStatuses: ReadonlySet<string> = new Set([
  * Options of calls on boxes: the owner-override reason (printable ASCII; for admins on private boxes), and `retry`,
  * overrides of `BoxkitConfig.retry` for this call only (see Retry.ts and `Transport.withRetry`).
  */
-export interface BoxCallOptions {
-  readonly ownerOverrideReason?: string
-  readonly retry?: Partial<RetrySettings>
+export interface BoxCallOptions extends OperationOptions {
+  readonly ownerOverrideReason?: string | undefined
 }
 
 /** Options of idempotent calls: the caller's own key (else one is generated once per call). */
@@ -63,8 +62,7 @@ export interface AwaitOptions extends BoxCallOptions {
   readonly interval?: Duration.Duration
 }
 
-const overrideHeader = (options: BoxCallOptions) =>
-  options.ownerOverrideReason !== undefined ? { "x-box-owner-override-reason": options.ownerOverrideReason } : {}
+const overrideHeader = (options: BoxCallOptions) => ownerOverrideHeaders(options.ownerOverrideReason)
 
 /** The Boxes service. */
 export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
@@ -87,7 +85,7 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
       options: IdempotentCallOptions,
       send: (headers: {
         readonly "idempotency-key": string
-        readonly "x-box-owner-override-reason"?: string
+        readonly [OwnerOverrideHeader]?: string
       }) => Effect.Effect<readonly [A, HttpClientResponse.HttpClientResponse], E>
     ) =>
       Effect.flatMap(IdempotencyKey.resolve(options.idempotencyKey), (key) =>

@@ -12,7 +12,7 @@ import * as ApiError from "../ApiError.js"
 import { EmptyObject } from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
 import type { BoxCallOptions } from "./Boxes.js"
-import { commonErrors, only, Transport } from "./Transport.js"
+import { commonErrors, only, ownerOverrideHeaders, Transport } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** True for the media types the clipboard takes: `text/plain` or `image/*` (parameters such as charset ignored). */
@@ -40,16 +40,14 @@ export class Clipboard extends Effect.Service<Clipboard>()("boxkit/Clipboard", {
       }
       const request = HttpClientRequest.put(`${base}/boxes/${encodeURIComponent(boxId)}/clipboard`).pipe(
         HttpClientRequest.bodyUint8Array(bytes, mediaType),
-        options.ownerOverrideReason !== undefined
-          ? HttpClientRequest.setHeader("x-box-owner-override-reason", options.ownerOverrideReason)
-          : (request) => request
+        HttpClientRequest.setHeaders(ownerOverrideHeaders(options.ownerOverrideReason))
       )
       return yield* transport.call(
         transport.http.execute(request).pipe(
           Effect.flatMap(HttpClientResponse.schemaBodyJson(EmptyObject)),
           Effect.scoped
         ),
-        { safeToRepeat: true }
+        { safeToRepeat: true, retry: options.retry }
       ).pipe(only(...commonErrors, ApiError.ConflictError, ApiError.NotImplementedError))
     })
 

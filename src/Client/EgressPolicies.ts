@@ -9,7 +9,7 @@
 import { Effect } from "effect"
 import { CreatePolicyRequest, type PolicyDocument, RenamePolicyRequest } from "../Domain/EgressPolicy.js"
 import type { EgressPolicyId } from "../Domain/Ids.js"
-import { commonErrors, only, Transport, validate } from "./Transport.js"
+import { commonErrors, only, type OperationOptions, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** The EgressPolicies service. */
@@ -21,23 +21,35 @@ export class EgressPolicies extends Effect.Service<EgressPolicies>()("boxkit/Egr
        * Saves a policy: `name` (1 to 128 characters after trimming) and its document (at most 64 KiB encoded).
        * Not retried on 500 or transport failures (it is not idempotent).
        */
-      create: Tracing.fn("EgressPolicies.create")(function*(name: string, document: PolicyDocument) {
+      create: Tracing.fn("EgressPolicies.create")(function*(
+        name: string,
+        document: PolicyDocument,
+        options: OperationOptions = {}
+      ) {
         const payload = yield* validate(CreatePolicyRequest, { name: name.trim(), document })
-        return yield* transport.call(transport.box.egressPolicies.create({ payload }), { safeToRepeat: false })
+        return yield* transport.call(
+          transport.box.egressPolicies.create({ payload }),
+          { safeToRepeat: false, retry: options.retry }
+        )
           .pipe(only(...commonErrors))
       }),
       /** Reads a policy (possibly normalized: same behaviour, maybe another shape). */
-      retrieve: Tracing.fn("EgressPolicies.retrieve")(function*(policyId: EgressPolicyId) {
+      retrieve: Tracing.fn("EgressPolicies.retrieve")(function*(policyId: EgressPolicyId, options: OperationOptions = {}) {
         return yield* transport.call(transport.box.egressPolicies.retrieve({ path: { policy_id: policyId } }), {
-          safeToRepeat: true
+          safeToRepeat: true,
+          retry: options.retry
         }).pipe(only(...commonErrors))
       }),
       /** Renames a policy; the document is unchanged and `updated_at` reflects the rename. */
-      rename: Tracing.fn("EgressPolicies.rename")(function*(policyId: EgressPolicyId, name: string) {
+      rename: Tracing.fn("EgressPolicies.rename")(function*(
+        policyId: EgressPolicyId,
+        name: string,
+        options: OperationOptions = {}
+      ) {
         const payload = yield* validate(RenamePolicyRequest, { name: name.trim() })
         return yield* transport.call(
           transport.box.egressPolicies.rename({ path: { policy_id: policyId }, payload }),
-          { safeToRepeat: true }
+          { safeToRepeat: true, retry: options.retry }
         ).pipe(only(...commonErrors))
       })
     }

@@ -11,7 +11,7 @@ import * as ApiError from "../ApiError.js"
 import { ResizeRequest } from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
 import type { BoxCallOptions } from "./Boxes.js"
-import { commonErrors, only, Transport, validate } from "./Transport.js"
+import { commonErrors, only, ownerOverrideHeaders, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** True when an exec id can be sent as one URL path segment (not `-`, no `/`, `?`, `#`, `%`, at most 200 bytes). */
@@ -43,12 +43,10 @@ export class Exec extends Effect.Service<Exec>()("boxkit/Exec", {
           transport.box.exec.resize({
             path: { box_id: boxId, exec_id: inPath ? execId : "-" },
             urlParams: inPath ? {} : { exec_request_id: execId },
-            headers: options.ownerOverrideReason !== undefined
-              ? { "x-box-owner-override-reason": options.ownerOverrideReason }
-              : {},
+            headers: ownerOverrideHeaders(options.ownerOverrideReason),
             payload
           }),
-          { safeToRepeat: true }
+          { safeToRepeat: true, retry: options.retry }
         ).pipe(only(...commonErrors))
       })
     }

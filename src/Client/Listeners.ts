@@ -11,7 +11,8 @@ import { Effect, Schema } from "effect"
 import * as ApiError from "../ApiError.js"
 import { AddDomainRequest, GuestPort, PublishListenerRequest } from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
-import { commonErrors, only, Transport, validate } from "./Transport.js"
+import type { BoxCallOptions } from "./Boxes.js"
+import { commonErrors, only, ownerOverrideHeaders, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** The Listeners service. */
@@ -28,12 +29,17 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
       publish: Tracing.fn("Listeners.publish")(function*(
         boxId: BoxId,
         guestPort: number,
-        protocol: "http" | "tcp" = "http"
+        protocol: "http" | "tcp" = "http",
+        options: BoxCallOptions = {}
       ) {
         const payload = yield* validate(PublishListenerRequest, { guest_port: guestPort, protocol })
         return yield* transport.call(
-          transport.box.listeners.publish({ path: { box_id: boxId }, payload, headers: {} }),
-          { safeToRepeat: false }
+          transport.box.listeners.publish({
+            path: { box_id: boxId },
+            payload,
+            headers: ownerOverrideHeaders(options.ownerOverrideReason)
+          }),
+          { safeToRepeat: false, retry: options.retry }
         ).pipe(only(...commonErrors, ApiError.ConflictError))
       }),
       /**
@@ -42,7 +48,12 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
        * organization (code `already_exists`), or a box without persistence; `NotFoundError` when the port is not
        * published. Custom domains go when the port is unpublished.
        */
-      addDomain: Tracing.fn("Listeners.addDomain")(function*(boxId: BoxId, guestPort: number, hostname: string) {
+      addDomain: Tracing.fn("Listeners.addDomain")(function*(
+        boxId: BoxId,
+        guestPort: number,
+        hostname: string,
+        options: BoxCallOptions = {}
+      ) {
         const port = yield* validate(GuestPort, guestPort)
         const payload = yield* Schema.decode(AddDomainRequest)({ hostname }).pipe(
           Effect.mapError(() =>
@@ -55,8 +66,12 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
           )
         )
         return yield* transport.call(
-          transport.box.listeners.addDomain({ path: { box_id: boxId, guest_port: port }, payload, headers: {} }),
-          { safeToRepeat: true }
+          transport.box.listeners.addDomain({
+            path: { box_id: boxId, guest_port: port },
+            payload,
+            headers: ownerOverrideHeaders(options.ownerOverrideReason)
+          }),
+          { safeToRepeat: true, retry: options.retry }
         ).pipe(only(...commonErrors, ApiError.ConflictError))
       }),
       /**
@@ -64,11 +79,14 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
        * sleeping boxes without waking them. `ConflictError` when the box has no persistence; `NotFoundError` when
        * the port is not published.
        */
-      unpublish: Tracing.fn("Listeners.unpublish")(function*(boxId: BoxId, guestPort: number) {
+      unpublish: Tracing.fn("Listeners.unpublish")(function*(boxId: BoxId, guestPort: number, options: BoxCallOptions = {}) {
         const port = yield* validate(GuestPort, guestPort)
         return yield* transport.call(
-          transport.box.listeners.unpublish({ path: { box_id: boxId, guest_port: port }, headers: {} }),
-          { safeToRepeat: true }
+          transport.box.listeners.unpublish({
+            path: { box_id: boxId, guest_port: port },
+            headers: ownerOverrideHeaders(options.ownerOverrideReason)
+          }),
+          { safeToRepeat: true, retry: options.retry }
         ).pipe(only(...commonErrors, ApiError.ConflictError))
       })
     }

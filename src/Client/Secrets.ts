@@ -7,7 +7,7 @@
  */
 import { Effect, Redacted } from "effect"
 import { CreateSecretRequest, SecretName } from "../Domain/Secret.js"
-import { commonErrors, only, Transport, validate } from "./Transport.js"
+import { commonErrors, only, type OperationOptions, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** The Secrets service. */
@@ -16,15 +16,25 @@ export class Secrets extends Effect.Service<Secrets>()("boxkit/Secrets", {
     const transport = yield* Transport
     return {
       /** The Secret object (org_id, name, created_at, updated_at) of `name`; `NotFoundError` when missing. */
-      retrieve: Tracing.fn("Secrets.retrieve")(function*(name: string) {
+      retrieve: Tracing.fn("Secrets.retrieve")(function*(name: string, options: OperationOptions = {}) {
         const checked = yield* validate(SecretName, name.trim())
-        return yield* transport.call(transport.box.secrets.retrieve({ path: { name: checked } }), { safeToRepeat: true })
+        return yield* transport.call(
+          transport.box.secrets.retrieve({ path: { name: checked } }),
+          { safeToRepeat: true, retry: options.retry }
+        )
           .pipe(only(...commonErrors))
       }),
       /** Creates the secret `name` or replaces its value; the value is `Redacted` and never returned. */
-      create: Tracing.fn("Secrets.create")(function*(name: string, value: Redacted.Redacted<string>) {
+      create: Tracing.fn("Secrets.create")(function*(
+        name: string,
+        value: Redacted.Redacted<string>,
+        options: OperationOptions = {}
+      ) {
         const payload = yield* validate(CreateSecretRequest, { name, value })
-        return yield* transport.call(transport.box.secrets.create({ payload }), { safeToRepeat: true })
+        return yield* transport.call(
+          transport.box.secrets.create({ payload }),
+          { safeToRepeat: true, retry: options.retry }
+        )
           .pipe(only(...commonErrors))
       })
     }

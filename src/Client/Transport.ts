@@ -19,7 +19,7 @@ import { Cause, Clock, Context, Duration, Effect, Either, Exit, FiberRef, Option
 import { dual } from "effect/Function"
 import { globalValue } from "effect/GlobalValue"
 import * as ApiError from "../ApiError.js"
-import { BoxServiceApi, IdempotencyKeyHeader } from "../Contract/Api.js"
+import { BoxServiceApi, IdempotencyKeyHeader, OwnerOverrideHeader } from "../Contract/Api.js"
 import { BoxkitConfig, mergeRetry, type RetrySettings } from "./BoxkitConfig.js"
 import * as ContractClient from "./ContractClient.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
@@ -182,6 +182,21 @@ export const withRetry: {
   <A, E, R>(self: Effect.Effect<A, E, R>, overrides: Partial<RetrySettings>): Effect.Effect<A, E, R> =>
     Effect.locallyWith(self, currentRetryOverrides, (current) => ({ ...current, ...overrides }))
 )
+
+/**
+ * The headers of a call's owner override (spec "Boxes": an admin acting on another user's private box names the
+ * reason in `x-box-owner-override-reason`): the header when `reason` is set, else none.
+ */
+export const ownerOverrideHeaders = (reason: string | undefined): { readonly [OwnerOverrideHeader]?: string } =>
+  reason !== undefined ? { [OwnerOverrideHeader]: reason } : {}
+
+/**
+ * The options every operation of the client takes: `retry`, overrides of `BoxkitConfig.retry` for this call only
+ * (they win over {@link withRetry} and the configuration).
+ */
+export interface OperationOptions {
+  readonly retry?: Partial<RetrySettings> | undefined
+}
 
 /** Options of one logical call. */
 export interface CallOptions {

@@ -183,6 +183,16 @@ const isLoopback = (address: Option.Option<string>) =>
 
 const RuntimeVersionBody = Schema.Struct({ guest_schema_version: Schema.Int.pipe(Schema.positive()) })
 
+/**
+ * The state as `GET /_local/state` answers it: {@link inspectState} and the fault report (`faults`: requests seen,
+ * faults injected, client aborts).
+ */
+export const localState = Effect.gen(function*() {
+  const state = yield* inspectState
+  const faults = yield* FaultInjection.FaultInjection
+  return { ...state, faults: yield* faults.report }
+})
+
 /** Options of the HTTP app beyond the service settings. */
 export interface AppOptions {
   /** Serve `/_local/*` to any address, not only loopback (default false). */
@@ -205,17 +215,16 @@ export const localRoutes = (options: AppOptions = {}) =>
       | Idempotency.IdempotencyStore
       | BoxRuntime.BoxRuntime
       | RequestPipeline.Admission
+      | FaultInjection.FaultInjection
     >()
     const runtime = yield* BoxRuntime.BoxRuntime
-    const faults = yield* FaultInjection.FaultInjection
     return (request: HttpServerRequest.HttpServerRequest, path: string) =>
       Effect.gen(function*() {
         if (options.exposeLocalRoutes !== true && !isLoopback(request.remoteAddress)) {
           return ErrorResponse.fromApiError(ApiError.make.notFound("Local routes are served on loopback only."))
         }
         if (path === "/_local/state" && request.method === "GET") {
-          const state = yield* Effect.provide(inspectState, context)
-          return HttpServerResponse.unsafeJson({ ...state, faults: yield* faults.report })
+          return HttpServerResponse.unsafeJson(yield* Effect.provide(localState, context))
         }
         if (path === "/_local/runtime" && request.method === "POST") {
           const body = yield* Effect.either(Effect.flatMap(request.json, Schema.decodeUnknown(RuntimeVersionBody)))
