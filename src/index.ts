@@ -43,7 +43,7 @@ export * as IdempotencyKey from "./Client/IdempotencyKey.js"
 /** When operation spans are made (`Tracing.withMode`). @since 0.1.0 */
 export * as Tracing from "./Client/Tracing.js"
 /** The toolkit's own undici `HttpClient` (what `Boxkit.layer` runs on). @since 0.1.0 */
-export * as UndiciHttpClient from "./Client/UndiciHttpClient.js"
+export * as UndiciHttpClient from "./Http/UndiciHttpClient.js"
 
 // Every error the client can fail with, found together.
 /** The errors of the API, one class per error `type` (spec "Errors"), and the client's own. @since 0.1.0 */

@@ -12,6 +12,7 @@ import { Duration, Effect, Schema } from "effect"
 import * as ApiError from "../ApiError.js"
 import { OwnerOverrideHeader } from "../Contract/Api.js"
 import * as Box from "../Domain/Box.js"
+import * as BoxLifecycle from "../Domain/BoxLifecycle.js"
 import type { BoxId } from "../Domain/Ids.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import { pollUntil } from "./Polling.js"
@@ -34,14 +35,8 @@ export class WaitTimeoutError extends Schema.TaggedError<WaitTimeoutError>()("Wa
   message: Schema.String
 }) {}
 
-/** Statuses after which a box never becomes `running` again on its own. */
-export const endStatuses: ReadonlySet<string> = new Set([
-  "failed",
-  "create_failed",
-  "terminating",
-  "terminated",
-  "interrupted_unsafe_to_retry"
-])
+/** Statuses after which a box never becomes `running` again on its own (BoxLifecycle.endStatuses). */
+export const endStatuses: ReadonlySet<string> = BoxLifecycle.endStatuses
 
 /**
  * Options of calls on boxes: the owner-override reason (printable ASCII; for admins on private boxes), and `retry`,

@@ -23,7 +23,7 @@ import { Exec } from "./Exec.js"
 import { Listeners } from "./Listeners.js"
 import { Responses } from "./Responses.js"
 import { Secrets } from "./Secrets.js"
-import * as UndiciHttpClient from "./UndiciHttpClient.js"
+import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
 
 /**
  * Every client service: Apps, Boxes, Exec, Listeners, Clipboard, Secrets, EgressPolicies, Responses.

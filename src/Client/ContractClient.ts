@@ -44,7 +44,7 @@ import {
 } from "@effect/platform"
 import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import type * as AST from "effect/SchemaAST"
-import * as UndiciHttpClient from "./UndiciHttpClient.js"
+import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
 
 /** Options of {@link make}. */
 export interface ContractClientOptions<E, R, E2> {

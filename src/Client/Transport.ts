@@ -24,9 +24,9 @@ import { BoxkitConfig, mergeRetry, type RetrySettings } from "./BoxkitConfig.js"
 import * as ContractClient from "./ContractClient.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import * as Retry from "./Retry.js"
-import * as Timeout from "./Timeout.js"
+import * as Timeout from "../Http/Timeout.js"
 import * as Tracing from "./Tracing.js"
-import * as UndiciHttpClient from "./UndiciHttpClient.js"
+import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
 
 /** Everything one attempt can fail with, after the transport normalized it. */
 export type ClientFailure =

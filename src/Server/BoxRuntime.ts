@@ -14,6 +14,7 @@
  * @since 0.1.0
  */
 import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
+import * as BoxLifecycle from "../Domain/BoxLifecycle.js"
 import { LocalServiceConfig } from "./LocalServiceConfig.js"
 import { Boxes, type BoxRecord, type ListenerRecord, noListeners, noTerminalSizes, TcpAddresses } from "./Repositories.js"
 
@@ -110,8 +111,9 @@ export const layer = Layer.scoped(
       boxes.update(boxId, (box) => {
         if (box.status !== "creating") return box
         const image = baseImages[box.image.base ?? ""]
-        if (image?.failsToStart === true) return { ...box, status: "failed", errorMessage: failToStartMessage }
-        return { ...box, status: "running", guestSchemaVersion: current, bootCount: box.bootCount + 1 }
+        const status = BoxLifecycle.afterBoot(image?.failsToStart === true)
+        if (status !== "running") return { ...box, status, errorMessage: failToStartMessage }
+        return { ...box, status, guestSchemaVersion: current, bootCount: box.bootCount + 1 }
       })
 
     // Boots waiting for their time, in order of creation (the boot delay is the same for every box, so the times

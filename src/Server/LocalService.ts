@@ -14,7 +14,7 @@
  */
 import { HttpApiBuilder, type HttpClient, HttpServer, type HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as UndiciHttpClient from "../Client/UndiciHttpClient.js"
+import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
 import { Clock, Context, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
 import { createServer, type Server } from "node:http"
 import * as ApiError from "../ApiError.js"

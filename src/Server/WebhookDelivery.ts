@@ -26,8 +26,8 @@ import {
   ScheduleDecision,
   ScheduleInterval
 } from "effect"
-import * as Timeout from "../Client/Timeout.js"
-import * as UndiciHttpClient from "../Client/UndiciHttpClient.js"
+import * as Timeout from "../Http/Timeout.js"
+import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
 import { Logs, Responses } from "./Repositories.js"
 
 /** Attempts in one round, back to back (spec: 3). */

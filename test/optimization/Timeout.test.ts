@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, TestClock } from "effect"
-import * as Timeout from "../../src/Client/Timeout.js"
+import * as Timeout from "../../src/Http/Timeout.js"
 
 /** An effect that never ends on its own and records its interruption. */
 const hanging = Effect.map(Deferred.make<void>(), (interrupted) => ({

@@ -9,7 +9,7 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, FastCheck as fc, Fiber, Layer, Stream } from "effect"
-import * as UndiciHttpClient from "../../src/Client/UndiciHttpClient.js"
+import * as UndiciHttpClient from "../../src/Http/UndiciHttpClient.js"
 import { fakeServer } from "../responses/support.js"
 
 /** The lean client and the platform's, each with its own agent. */

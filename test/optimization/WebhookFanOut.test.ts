@@ -8,7 +8,7 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { type Context, Duration, Effect, Layer, Redacted } from "effect"
-import * as UndiciHttpClient from "../../src/Client/UndiciHttpClient.js"
+import * as UndiciHttpClient from "../../src/Http/UndiciHttpClient.js"
 import * as Repositories from "../../src/Server/Repositories.js"
 import * as WebhookDelivery from "../../src/Server/WebhookDelivery.js"
 import { fakeServer } from "../responses/support.js"

@@ -12,6 +12,7 @@ import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import * as Box from "../../Domain/Box.js"
+import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import { usesSecrets } from "../../Domain/EgressPolicy.js"
 import { AppId, BoxId, mint } from "../../Domain/Ids.js"
 import { operate, requireOrganization } from "../BoxAccess.js"
@@ -64,6 +65,10 @@ let nextTcpPort = 20000
 export const mintTcpAddress = () => `tcp.boxes.localhost:${nextTcpPort++}`
 
 const conflict = (message: string) => ApiError.make.conflict(message, "failed_precondition")
+
+/** The 409 of an operation the box's status refuses (BoxLifecycle.transition). */
+const refused = (box: { readonly id: string; readonly status: string }, transition: { readonly reason: string }) =>
+  conflict(`Box ${box.id} is ${box.status}; ${transition.reason}.`)
 
 /**
  * The image of every box of one base image, shared by their records (records are immutable; the service boots
@@ -218,18 +223,20 @@ export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
               // Already current, or not booted yet (it will boot on the current runtime): nothing left to apply.
               return result(box, true)
             }
-            switch (box.status) {
-              case "running": {
+            const next = BoxLifecycle.transition(box.status, "upgrade")
+            switch (next._tag) {
+              case "Restart": {
                 const restarted = yield* runtime.restart(box.id)
                 return result(Option.getOrElse(restarted, () => box), true)
               }
-              case "paused":
-              case "sleeping": {
+              case "Pending": {
                 const recorded = yield* boxes.update(box.id, (record) => ({ ...record, pendingUpgrade: true }))
                 return result(Option.getOrElse(recorded, () => box), false)
               }
+              case "Refused":
+                return yield* Effect.fail(refused(box, next))
               default:
-                return yield* Effect.fail(conflict(`Box ${box.id} is ${box.status}; it cannot be upgraded.`))
+                return yield* Effect.dieMessage(`BoxLifecycle: upgrade gave ${next._tag}`)
             }
           }))
       })
@@ -243,22 +250,21 @@ export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
         const principal = yield* Principal
         return yield* operate(principal, boxId, operation, reason, "accepts", (box) =>
           Effect.gen(function*() {
-            if (operation === "resume") {
-              if (box.status === "running") return toBox(box)
-              if (box.status !== "paused" && box.status !== "sleeping") {
-                return yield* Effect.fail(
-                  conflict(`Box ${box.id} is ${box.status}; only a paused or sleeping box resumes.`)
-                )
+            const next = BoxLifecycle.transition(box.status, operation)
+            switch (next._tag) {
+              case "Unchanged":
+                return toBox(box)
+              case "Wake":
+                return toBox(yield* runtime.wake(box))
+              case "Move": {
+                const updated = yield* boxes.update(box.id, (record) => ({ ...record, status: next.to }))
+                return toBox(Option.getOrElse(updated, () => box))
               }
-              return toBox(yield* runtime.wake(box))
+              case "Refused":
+                return yield* Effect.fail(refused(box, next))
+              default:
+                return yield* Effect.dieMessage(`BoxLifecycle: ${operation} gave ${next._tag}`)
             }
-            const target = operation === "pause" ? "paused" : "sleeping"
-            if (box.status === target) return toBox(box)
-            if (box.status !== "running") {
-              return yield* Effect.fail(conflict(`Box ${box.id} is ${box.status}; only a running box can ${operation}.`))
-            }
-            const updated = yield* boxes.update(box.id, (record) => ({ ...record, status: target }))
-            return toBox(Option.getOrElse(updated, () => box))
           }))
       })
 
