@@ -51,7 +51,7 @@ import * as WebhookDelivery from "./WebhookDelivery.js"
  * `currentPrincipal`) to handlers when the contract is served by `HttpApiBuilder.httpApp`. The Node handler
  * (NodeHandler.ts) does not run it: it provides the caller to handlers itself.
  */
-const authorizationLayer = Layer.succeed(Authorization, {
+export const authorizationLayer = Layer.succeed(Authorization, {
   bearer: () =>
     Effect.flatMap(FiberRef.get(currentPrincipal), (principal) =>
       principal !== undefined ? Effect.succeed(principal) : Effect.fail(ApiError.make.authentication()))

@@ -11,7 +11,7 @@
  * fault configured, the whole pipeline runs in the fiber behind the fault injector instead, faults first.
  *
  * Left out compared with `HttpApiBuilder.httpApp` served by `HttpServer.serve`: the server span (on with
- * `LocalServiceConfig.requestTracing`), the per-request `Scope`, pre-response handlers, the contract-level
+ * `LocalServiceConfig.requestTracing`), pre-response handlers, the contract-level
  * `Authorization` middleware (the pipeline already resolved the caller: see {@link make}), the error encoding of the
  * contract (every failure is answered by ErrorResponse.ts, as before), context merges and copies per request, and
  * the fault injector when no fault is configured. `GET /openapi.json` is answered without a fiber, from bytes
@@ -46,6 +46,14 @@ import { FaultInjection } from "./FaultInjection.js"
 import { LocalServiceConfig } from "./LocalServiceConfig.js"
 import { LocalRequest } from "./NodeRequest.js"
 import * as RequestPipeline from "./RequestPipeline.js"
+
+/** Runs `effect` with a fresh `Scope` in the fiber's own context (see `make`), closed with its exit. */
+const withRequestScope = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Scope.make(), (scope) =>
+    Effect.withFiberRuntime<A, E, R>((fiber) => {
+      fiber.currentContext.unsafeMap.set(Scope.Scope.key, scope)
+      return Effect.onExit(effect, (exit) => Scope.close(scope, exit))
+    }))
 
 /** A Node `request` listener. */
 export type NodeListener = (request: IncomingMessage, response: ServerResponse) => void
@@ -329,13 +337,17 @@ export const make = (extra: ExtraRoutes) =>
         (cause) => envelope(cause, request)
       )
 
-    /** The answer of one request: its app, every failure but an interruption answered with the envelope. */
+    /**
+     * The answer of one request: its app, with a `Scope` of its own in the request's context (closed with the app's
+     * exit, so a handler's finalizers run when it ends, as under `HttpServer.serve`), every failure but an
+     * interruption answered with the envelope.
+     */
     const answer = (
       request: LocalRequest,
       app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>
     ) =>
       Effect.catchAllCause(
-        config.requestTracing ? traceRequest(request, app) : app,
+        withRequestScope(config.requestTracing ? traceRequest(request, app) : app),
         (cause) => envelope(cause, request)
       ) as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
 

@@ -174,8 +174,11 @@ export class Boxes extends Context.Tag("boxkit/server/Boxes")<Boxes, {
 
 /** Tcp addresses kept by an organization after unpublish, for reuse by its other boxes (spec: listener rule 3). */
 export class TcpAddresses extends Context.Tag("boxkit/server/TcpAddresses")<TcpAddresses, {
-  /** An address of the organization's pool, or a fresh one from `mint`. */
-  readonly take: (orgId: string, mint: () => string) => Effect.Effect<string>
+  /**
+   * An address of the organization's pool, or a fresh one (`tcp.boxes.localhost:PORT`, ports from 20000, counted
+   * per service: two services in one process never share a counter).
+   */
+  readonly take: (orgId: string) => Effect.Effect<string>
   readonly release: (orgId: string, address: string) => Effect.Effect<void>
   readonly pool: (orgId: string) => Effect.Effect<ReadonlyArray<string>>
 }>() {}
@@ -378,11 +381,12 @@ export const boxesMemory = Layer.sync(Boxes, () => {
 /** In-memory TcpAddresses. */
 export const tcpAddressesMemory = Layer.sync(TcpAddresses, () => {
   const pools = new Map<string, Array<string>>()
+  let nextPort = 20000
   return {
-    take: (orgId, mint) =>
+    take: (orgId) =>
       Effect.sync(() => {
         const pool = pools.get(orgId)
-        return pool !== undefined && pool.length > 0 ? pool.shift()! : mint()
+        return pool !== undefined && pool.length > 0 ? pool.shift()! : `tcp.boxes.localhost:${nextPort++}`
       }),
     release: (orgId, address) =>
       Effect.sync(() => {

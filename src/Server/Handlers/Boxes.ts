@@ -60,9 +60,6 @@ export const toBox = (record: BoxRecord): Box.Box =>
 /** The public address of an http listener (docs/ASSUMPTIONS.md). */
 export const httpAddress = (boxId: string, port: number) => `https://${port}-${boxId.slice(3)}.boxes.localhost`
 
-let nextTcpPort = 20000
-/** A fresh tcp address for an organization's pool. */
-export const mintTcpAddress = () => `tcp.boxes.localhost:${nextTcpPort++}`
 
 const conflict = (message: string) => ApiError.make.conflict(message, "failed_precondition")
 
@@ -167,7 +164,7 @@ export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
             guest_port: port.guest_port,
             protocol: port.protocol ?? "http",
             address: port.protocol === "tcp"
-              ? yield* tcpAddresses.take(orgId, mintTcpAddress)
+              ? yield* tcpAddresses.take(orgId)
               : httpAddress(boxId, port.guest_port),
             customDomains: []
           })

@@ -23,7 +23,7 @@ import { BoxId } from "../../Domain/Ids.js"
 import { operate } from "../BoxAccess.js"
 import * as ContractRoutes from "../ContractRoutes.js"
 import { EgressPolicies, type BoxRecord, Boxes, type ListenerRecord, TcpAddresses } from "../Repositories.js"
-import { httpAddress, mintTcpAddress, toListener } from "./Boxes.js"
+import { httpAddress, toListener } from "./Boxes.js"
 
 /** Statuses in which a box keeps listeners: every status but the ones of a box that is gone or never started. */
 const goneStatuses: ReadonlySet<string> = new Set([
@@ -91,7 +91,7 @@ export const layer = ContractRoutes.group(BoxServiceApi, "listeners", (handlers)
                 guest_port: payload.guest_port,
                 protocol,
                 address: protocol === "tcp"
-                  ? yield* tcpAddresses.take(box.orgId, mintTcpAddress)
+                  ? yield* tcpAddresses.take(box.orgId)
                   : httpAddress(box.id, payload.guest_port),
                 customDomains: []
               }
