@@ -10,7 +10,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join, relative } from "node:path"
-import * as DemoSeed from "../src/Server/DemoSeed.js"
+import * as DemoSeed from "../src/Server/state/DemoSeed.js"
 import { outDir, root, tsxCli } from "./Child.js"
 import type { LoadSpec } from "./Load.js"
 

@@ -66,7 +66,7 @@ const program = Effect.gen(function*() {
       "service under test, the installed command (cwd: repository root)": ["node", ...Scenarios.serviceArgs()].join(" "),
       "service from its sources (cold start only)": ["node", ...Scenarios.tsxServiceArgs()].join(" "),
       "baseline server": ["node", ...Scenarios.baselineArgs()].join(" "),
-      "seed file": `${Scenarios.seedFile} (src/Server/DemoSeed.ts example as JSON), API key ${Scenarios.apiKey}`
+      "seed file": `${Scenarios.seedFile} (src/Server/state/DemoSeed.ts example as JSON), API key ${Scenarios.apiKey}`
     },
     ...(coldStart === undefined ? {} : { coldStart }),
     ...(throughput === undefined ? {} : { throughput }),

@@ -5,7 +5,7 @@
 // - dist/dts: `.d.ts` declarations with declaration maps (tsc -p tsconfig.build.json);
 // - dist/boxkit.cjs: the `boxkit` command, one CommonJS bundle of src/bin.ts with its source map, which
 //   bin/boxkit.js runs with V8's code cache;
-// - the o200k tables of the local model's tokenizer: dist/{esm,cjs}/Server/TokenizerTables.js are bundles of that
+// - the o200k tables of the local model's tokenizer: dist/{esm,cjs}/Server/responses/TokenizerTables.js are bundles of that
 //   module with its one encoding inlined, so the package needs no tokenizer package at run time.
 //
 // `node scripts/build.mjs` builds everything (npm run build; npm pack runs it as `prepack`);
@@ -23,7 +23,7 @@ const src = join(root, "src")
 /** The command's bundle. */
 export const commandPath = join(dist, "boxkit.cjs")
 /** The tokenizer tables the command loads (outside its bundle: read only when the first response needs them). */
-const commandTables = join(dist, "cjs", "Server", "TokenizerTables.js")
+const commandTables = join(dist, "cjs", "Server", "responses", "TokenizerTables.js")
 
 /** Source modules that are not part of the library (the command and its subcommands live in the bundle). */
 const commandOnly = (path) => path === join(src, "bin.ts") || path.startsWith(join(src, "Cli") + sep)
@@ -47,7 +47,7 @@ const markFormat = (directory, type) => {
 const buildTables = async (format, outfile) => {
   const { build } = await esbuild()
   await build({
-    entryPoints: [join(src, "Server", "TokenizerTables.ts")],
+    entryPoints: [join(src, "Server", "responses", "TokenizerTables.ts")],
     bundle: true,
     platform: "node",
     format,
@@ -77,7 +77,7 @@ const transpile = async (format, outdir) => {
     supported: format === "cjs" ? { "dynamic-import": false } : {},
     logLevel: "error"
   })
-  await buildTables(format, join(outdir, "Server", "TokenizerTables.js"))
+  await buildTables(format, join(outdir, "Server", "responses", "TokenizerTables.js"))
 }
 
 /** The declarations, by tsc. */
@@ -137,7 +137,7 @@ export const buildCommand = async () => {
       external: ["msgpackr-extract", "bufferutil", "utf-8-validate"],
       plugins: [{
         // The tokenizer tables (about 3 MB, needed only by the first response) stay outside: their `import()`
-        // becomes a `require` of dist/cjs/Server/TokenizerTables.js when they are first needed.
+        // becomes a `require` of dist/cjs/Server/responses/TokenizerTables.js when they are first needed.
         name: "tokenizer-tables-outside",
         setup(build) {
           build.onResolve({ filter: /TokenizerTables\.js$/ }, () => ({ path: tablesFromBundle, external: true }))

@@ -15,12 +15,12 @@ export * as LocalService from "./Server/LocalService.js"
 /** Settings of the local box service (caps, lifetimes, faults). @since 0.1.0 */
 export * as LocalServiceConfig from "./Server/LocalServiceConfig.js"
 /** The seed file format of the local box service. @since 0.1.0 */
-export * as Seed from "./Server/Seed.js"
+export * as Seed from "./Server/state/Seed.js"
 /** The example seed (`org_acme`, keys `sk_acme_org`, `sk_acme_ada`, ...). @since 0.1.0 */
-export * as DemoSeed from "./Server/DemoSeed.js"
+export * as DemoSeed from "./Server/state/DemoSeed.js"
 /** The model behind the local service's Responses area (the deterministic local model). @since 0.1.0 */
-export * as LanguageModel from "./Server/LanguageModel.js"
+export * as LanguageModel from "./Server/responses/LanguageModel.js"
 /** An adapter to any OpenAI-compatible upstream, as the model of the local service. @since 0.1.0 */
-export * as UpstreamModel from "./Server/UpstreamModel.js"
+export * as UpstreamModel from "./Server/responses/UpstreamModel.js"
 /** The caller of a request, as the local service resolves it. @since 0.1.0 */
 export * as Principal from "./Contract/Principal.js"

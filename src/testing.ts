@@ -27,10 +27,10 @@ import type { HttpServerError } from "@effect/platform"
 import { Context, DefaultServices, Effect, Layer, Redacted, Schema } from "effect"
 import * as Boxkit from "./Client/Boxkit.js"
 import type { RetrySettings } from "./Client/BoxkitConfig.js"
-import * as DemoSeed from "./Server/DemoSeed.js"
+import * as DemoSeed from "./Server/state/DemoSeed.js"
 import * as LocalService from "./Server/LocalService.js"
 import type { LocalServiceSettings } from "./Server/LocalServiceConfig.js"
-import * as Seed from "./Server/Seed.js"
+import * as Seed from "./Server/state/Seed.js"
 
 /**
  * The embedded service as a test sees it: its `baseUrl` (`http://127.0.0.1:PORT/v1`, both `{base_url}` and

@@ -8,7 +8,7 @@ import { openApiDocument } from "../src/Contract/Api.js"
 import * as Box from "../src/Domain/Box.js"
 import * as Ids from "../src/Domain/Ids.js"
 import * as LocalService from "../src/Server/LocalService.js"
-import * as Routes from "../src/Server/Routes.js"
+import * as Routes from "../src/Server/http/Routes.js"
 import * as Harness from "./support/Harness.js"
 
 describe("schemas", () => {

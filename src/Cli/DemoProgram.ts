@@ -22,9 +22,9 @@ import { Responses } from "../Client/Responses.js"
 import { Secrets } from "../Client/Secrets.js"
 import * as WebhookReceiver from "../Client/WebhookReceiver.js"
 import { type ModelResponse, outputText } from "../Domain/ModelResponse.js"
-import * as DemoSeed from "../Server/DemoSeed.js"
+import * as DemoSeed from "../Server/state/DemoSeed.js"
 import * as LocalService from "../Server/LocalService.js"
-import * as Seed from "../Server/Seed.js"
+import * as Seed from "../Server/state/Seed.js"
 
 /** A 1x1 PNG image (70 bytes), for the clipboard step. */
 export const onePixelPng = Uint8Array.from(

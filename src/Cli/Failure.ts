@@ -12,8 +12,8 @@ import { ValidationError } from "@effect/cli"
 import { HttpServerError } from "@effect/platform"
 import { Cause, ConfigError, Duration, Option } from "effect"
 import * as ApiError from "../ApiError.js"
-import * as FaultInjection from "../Server/FaultInjection.js"
-import * as Seed from "../Server/Seed.js"
+import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
+import * as Seed from "../Server/state/Seed.js"
 
 /**
  * What a failed command prints on stderr (`lines`) and the exit code it ends with.

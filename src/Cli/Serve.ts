@@ -1,9 +1,9 @@
 /**
  * `boxkit serve`: the local box service as a daemon. Prints `listening on http://HOST:PORT/v1`; on SIGTERM or SIGINT
  * it drains: new requests get 503 with Retry-After while requests in flight finish (at most `--drain-seconds`), then
- * it closes. `--faults SPEC [--faults-seed N]` injects faults into `/v1` requests (src/Server/FaultInjection.ts).
- * `--model-upstream URL` answers model responses with an OpenAI-compatible upstream (src/Server/UpstreamModel.ts).
- * `--server platform` serves through Effect's own HTTP stack instead of the fast path (src/Server/PlatformServer.ts).
+ * it closes. `--faults SPEC [--faults-seed N]` injects faults into `/v1` requests (src/Server/pipeline/FaultInjection.ts).
+ * `--model-upstream URL` answers model responses with an OpenAI-compatible upstream (src/Server/responses/UpstreamModel.ts).
+ * `--server platform` serves through Effect's own HTTP stack instead of the fast path (src/Server/http/platform/PlatformServer.ts).
  *
  * Source: the end-to-end and conformance issues; flags: README.md.
  *
@@ -11,13 +11,13 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Console, Duration, Effect, Either, Layer, Option, Schema } from "effect"
-import * as DemoSeed from "../Server/DemoSeed.js"
-import * as FaultInjection from "../Server/FaultInjection.js"
+import * as DemoSeed from "../Server/state/DemoSeed.js"
+import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
 import { noFaults } from "../Server/LocalServiceConfig.js"
 import * as LocalService from "../Server/LocalService.js"
-import * as RequestPipeline from "../Server/RequestPipeline.js"
-import * as Seed from "../Server/Seed.js"
-import * as UpstreamModel from "../Server/UpstreamModel.js"
+import * as RequestPipeline from "../Server/pipeline/RequestPipeline.js"
+import * as Seed from "../Server/state/Seed.js"
+import * as UpstreamModel from "../Server/responses/UpstreamModel.js"
 
 const host = Options.text("host").pipe(Options.withDefault("127.0.0.1"), Options.withDescription("Interface to listen on."))
 const port = Options.integer("port").pipe(Options.withDefault(8787), Options.withDescription("Port (0 picks a free one)."))

@@ -159,7 +159,7 @@ const modelResponseFields: ReadonlyArray<string> = Object.keys(ModelResponse.fie
  * The encoded (JSON) form of a Model response object: the same value as `Schema.encodeSync(ModelResponse)(response)`
  * (a plain object with the schema's fields; fields that are `undefined` left out), several times faster. It can copy
  * the fields because every field of the schema encodes as itself (strings, numbers, literals, records, unknown
- * JSON): no field has a transformation. test/optimization/ModelResponseJson.test.ts proves the equality.
+ * JSON): no field has a transformation. test/domain/ModelResponseJson.test.ts proves the equality.
  */
 export const toJson = (response: ModelResponse): Record<string, unknown> => {
   const encoded: Record<string, unknown> = {}

@@ -14,7 +14,7 @@ import { Listeners } from "../../src/Client/Listeners.js"
 import { Responses } from "../../src/Client/Responses.js"
 import { Secrets } from "../../src/Client/Secrets.js"
 import { AppId, BoxId, EgressPolicyId } from "../../src/Domain/Ids.js"
-import * as FaultInjection from "../../src/Server/FaultInjection.js"
+import * as FaultInjection from "../../src/Server/pipeline/FaultInjection.js"
 import * as BoxkitTesting from "../../src/testing.js"
 
 const box = BoxId.make("sb_00000000-0000-4000-8000-000000000009")

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as Routes from "../../src/Server/Routes.js"
+import * as Routes from "../../src/Server/http/Routes.js"
 import * as C from "./support/Conformance.js"
 
 /** Routes of box, secret and egress-policy operations (they need an organization-scoped key). */

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import * as RequestPipeline from "../../src/Server/RequestPipeline.js"
+import * as RequestPipeline from "../../src/Server/pipeline/RequestPipeline.js"
 import * as C from "./support/Conformance.js"
 
 describe("draining", () => {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, TestClock } from "effect"
 import * as LocalService from "../../src/Server/LocalService.js"
-import * as Routes from "../../src/Server/Routes.js"
+import * as Routes from "../../src/Server/http/Routes.js"
 import * as C from "./support/Conformance.js"
 
 /** How many requests the fuzz test sends (at least 3,000). */

@@ -7,11 +7,11 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Ref } from "effect"
-import * as Idempotency from "../../src/Server/Idempotency.js"
+import * as Idempotency from "../../src/Server/pipeline/Idempotency.js"
 import * as LocalService from "../../src/Server/LocalService.js"
 import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
-import * as Repositories from "../../src/Server/Repositories.js"
-import * as RequestPipeline from "../../src/Server/RequestPipeline.js"
+import * as Repositories from "../../src/Server/state/Repositories.js"
+import * as RequestPipeline from "../../src/Server/pipeline/RequestPipeline.js"
 import * as Harness from "../support/Harness.js"
 
 const base = Layer.mergeAll(

@@ -9,8 +9,8 @@ import { OwnerOverrideReason } from "../../src/Contract/Api.js"
 import * as Box from "../../src/Domain/Box.js"
 import * as EgressPolicy from "../../src/Domain/EgressPolicy.js"
 import * as Secret from "../../src/Domain/Secret.js"
-import { clipboardMediaType } from "../../src/Server/Handlers/Clipboard.js"
-import * as Idempotency from "../../src/Server/Idempotency.js"
+import { clipboardMediaType } from "../../src/Server/handlers/Clipboard.js"
+import * as Idempotency from "../../src/Server/pipeline/Idempotency.js"
 import * as C from "./support/Conformance.js"
 
 const settings = { seed: 20261004, numRuns: 400 }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either } from "effect"
-import * as FaultInjection from "../../src/Server/FaultInjection.js"
+import * as FaultInjection from "../../src/Server/pipeline/FaultInjection.js"
 import * as LocalService from "../../src/Server/LocalService.js"
 import { type LocalServiceSettings, noFaults } from "../../src/Server/LocalServiceConfig.js"
 import * as Harness from "../support/Harness.js"

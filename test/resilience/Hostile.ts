@@ -5,7 +5,7 @@
  */
 import { Duration, Effect, LogLevel, Schedule } from "effect"
 import type { RetrySettings } from "../../src/Client/BoxkitConfig.js"
-import * as FaultInjection from "../../src/Server/FaultInjection.js"
+import * as FaultInjection from "../../src/Server/pipeline/FaultInjection.js"
 import type { LocalServiceSettings } from "../../src/Server/LocalServiceConfig.js"
 import * as Harness from "../support/Harness.js"
 import * as Capture from "./Capture.js"

@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Duration, Effect, Exit, Fiber, Layer, Schedule } from "effect"
 import * as ApiError from "../../src/ApiError.js"
 import { Boxes } from "../../src/Client/Boxes.js"
-import * as FaultInjection from "../../src/Server/FaultInjection.js"
+import * as FaultInjection from "../../src/Server/pipeline/FaultInjection.js"
 import * as Harness from "../support/Harness.js"
 
 const appId = "app_00000000-0000-4000-8000-000000000001"

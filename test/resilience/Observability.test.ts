@@ -8,7 +8,7 @@ import { Cause, Duration, Effect, Exit, Redacted } from "effect"
 import { Boxes } from "../../src/Client/Boxes.js"
 import { Responses } from "../../src/Client/Responses.js"
 import { Secrets } from "../../src/Client/Secrets.js"
-import * as FaultInjection from "../../src/Server/FaultInjection.js"
+import * as FaultInjection from "../../src/Server/pipeline/FaultInjection.js"
 import * as Harness from "../support/Harness.js"
 import * as Capture from "./Capture.js"
 

@@ -5,12 +5,12 @@
  */
 import { beforeAll, describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { countTokens, localReply } from "../../src/Server/LanguageModel.js"
-import * as Tokenizer from "../../src/Server/Tokenizer.js"
+import { countTokens, localReply } from "../../src/Server/responses/LanguageModel.js"
+import * as Tokenizer from "../../src/Server/responses/Tokenizer.js"
 import * as Harness from "../support/Harness.js"
 import { fakeServer, getResponse, localState, postResponse, seedWithOtherOrg, tinyPdf } from "./support.js"
 
-// The tests count tokens themselves; the tokenizer is loaded on first use (src/Server/Tokenizer.ts).
+// The tests count tokens themselves; the tokenizer is loaded on first use (src/Server/responses/Tokenizer.ts).
 beforeAll(() => Effect.runPromise(Tokenizer.load))
 
 const model = "boxkit-local"

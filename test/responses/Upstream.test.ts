@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, type Scope } from "effect"
 import type { ServerResponse } from "node:http"
 import * as LocalService from "../../src/Server/LocalService.js"
-import * as UpstreamModel from "../../src/Server/UpstreamModel.js"
+import * as UpstreamModel from "../../src/Server/responses/UpstreamModel.js"
 import * as Harness from "../support/Harness.js"
 import { fakeServer, getResponse, localState, parseSse, postResponse, type Received, tinyPdf } from "./support.js"
 

@@ -7,8 +7,8 @@
 import { HttpClient, HttpClientError, type HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Redacted, TestClock } from "effect"
-import * as Repositories from "../../src/Server/Repositories.js"
-import * as WebhookDelivery from "../../src/Server/WebhookDelivery.js"
+import * as Repositories from "../../src/Server/state/Repositories.js"
+import * as WebhookDelivery from "../../src/Server/responses/WebhookDelivery.js"
 
 const seconds = (millis: number) => millis / 1000
 

@@ -5,8 +5,8 @@
 import { Effect, Schema } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import * as DemoSeed from "../../src/Server/DemoSeed.js"
-import * as Seed from "../../src/Server/Seed.js"
+import * as DemoSeed from "../../src/Server/state/DemoSeed.js"
+import * as Seed from "../../src/Server/state/Seed.js"
 import * as Harness from "../support/Harness.js"
 
 /** POST /v1/responses with a JSON body (`body` as given, or JSON-encoded) and the bearer `key`. */

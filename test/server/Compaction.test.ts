@@ -6,10 +6,10 @@ import { HttpServerRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Option, TestClock } from "effect"
 import { Principal } from "../../src/Contract/Principal.js"
-import * as Idempotency from "../../src/Server/Idempotency.js"
+import * as Idempotency from "../../src/Server/pipeline/Idempotency.js"
 import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
-import { RequestContextMap } from "../../src/Server/NodeHandler.js"
-import * as Repositories from "../../src/Server/Repositories.js"
+import { RequestContextMap } from "../../src/Server/http/fast/NodeHandler.js"
+import * as Repositories from "../../src/Server/state/Repositories.js"
 
 const answer: Idempotency.RememberedAnswer = {
   status: 201,

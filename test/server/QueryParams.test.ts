@@ -1,11 +1,11 @@
 /**
- * The fast path's copy of `HttpApiBuilder`'s query normalisation (src/Server/QueryParams.ts) against the original,
+ * The fast path's copy of `HttpApiBuilder`'s query normalisation (src/Server/http/fast/QueryParams.ts) against the original,
  * which `@effect/platform` exports at run time but not in its types: if upstream changes its rule, this fails.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { HttpApiBuilder } from "@effect/platform"
 import { Schema } from "effect"
-import * as QueryParams from "../../src/Server/QueryParams.js"
+import * as QueryParams from "../../src/Server/http/fast/QueryParams.js"
 
 const upstream = (HttpApiBuilder as unknown as {
   readonly normalizeUrlParams: typeof QueryParams.normalize

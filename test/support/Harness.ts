@@ -4,10 +4,10 @@
 import { Effect, Layer, Schema } from "effect"
 import type { RetrySettings } from "../../src/Client/BoxkitConfig.js"
 import * as Boxkit from "../../src/Client/Boxkit.js"
-import * as DemoSeed from "../../src/Server/DemoSeed.js"
+import * as DemoSeed from "../../src/Server/state/DemoSeed.js"
 import * as LocalService from "../../src/Server/LocalService.js"
 import type { LocalServiceSettings } from "../../src/Server/LocalServiceConfig.js"
-import * as Seed from "../../src/Server/Seed.js"
+import * as Seed from "../../src/Server/state/Seed.js"
 
 /** The decoded example seed. */
 export const seed = Schema.decodeUnknownSync(Seed.Seed)(DemoSeed.example)

@@ -9,8 +9,8 @@ import { Effect, Layer, Schema, TestClock } from "effect"
 import * as http from "node:http"
 import * as LocalService from "../../../src/Server/LocalService.js"
 import type { LocalServiceSettings } from "../../../src/Server/LocalServiceConfig.js"
-import type * as Routes from "../../../src/Server/Routes.js"
-import * as Seed from "../../../src/Server/Seed.js"
+import type * as Routes from "../../../src/Server/http/Routes.js"
+import * as Seed from "../../../src/Server/state/Seed.js"
 import * as Harness from "../../support/Harness.js"
 
 /** The example seed's app. */

@@ -22,7 +22,7 @@ import {
 } from "@effect/platform"
 import { Effect, Inspectable, Option, Stream } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { MalformedJsonBody } from "./ErrorResponse.js"
+import { MalformedJsonBody } from "../ErrorResponse.js"
 
 const emptyBody = new Uint8Array(0)
 

@@ -12,9 +12,9 @@ import { BoxServiceApi } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { App } from "../../Domain/App.js"
 import { AppId, mint } from "../../Domain/Ids.js"
-import { actingOrganization } from "../BoxAccess.js"
-import * as ContractRoutes from "../ContractRoutes.js"
-import { type AppRecord, Apps } from "../Repositories.js"
+import { actingOrganization } from "../boxes/BoxAccess.js"
+import * as ContractRoutes from "../http/fast/ContractRoutes.js"
+import { type AppRecord, Apps } from "../state/Repositories.js"
 
 /** The App object of each stored record (records are replaced, never changed in place). */
 const appsOfRecords = new WeakMap<AppRecord, App>()

@@ -8,9 +8,9 @@
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { createHash } from "node:crypto"
-import type { ImageSpec, Listener } from "../Domain/Box.js"
-import type { PolicyDocument } from "../Domain/EgressPolicy.js"
-import type { ModelResponse } from "../Domain/ModelResponse.js"
+import type { ImageSpec, Listener } from "../../Domain/Box.js"
+import type { PolicyDocument } from "../../Domain/EgressPolicy.js"
+import type { ModelResponse } from "../../Domain/ModelResponse.js"
 
 /** An organization: `credits` false answers 402; `createdAtMillis` (Unix ms) decides the new-organization cap. */
 export interface OrganizationRecord {

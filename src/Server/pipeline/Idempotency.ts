@@ -14,7 +14,7 @@
  */
 import { Clock, Context, Data, Duration, Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
-import { LocalServiceConfig } from "./LocalServiceConfig.js"
+import { LocalServiceConfig } from "../LocalServiceConfig.js"
 
 /** The largest key, in UTF-8 bytes (spec Limits). */
 export const maxKeyBytes = 255

@@ -25,15 +25,15 @@
  */
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Context, Deferred, Duration, Effect, Exit, Layer, Option, Redacted, Stream } from "effect"
-import * as ApiError from "../ApiError.js"
-import { IdempotencyKeyHeader, IdempotentReplayedHeader } from "../Contract/Api.js"
-import { currentPrincipal, type PrincipalShape } from "../Contract/Principal.js"
-import * as ErrorResponse from "./ErrorResponse.js"
+import * as ApiError from "../../ApiError.js"
+import { IdempotencyKeyHeader, IdempotentReplayedHeader } from "../../Contract/Api.js"
+import { currentPrincipal, type PrincipalShape } from "../../Contract/Principal.js"
+import * as ErrorResponse from "../http/ErrorResponse.js"
 import * as Idempotency from "./Idempotency.js"
-import { LocalServiceConfig } from "./LocalServiceConfig.js"
-import * as NodeRequest from "./NodeRequest.js"
-import { type ApiKeyRecord, Identity, type UserRecord } from "./Repositories.js"
-import * as Routes from "./Routes.js"
+import { LocalServiceConfig } from "../LocalServiceConfig.js"
+import * as NodeRequest from "../http/fast/NodeRequest.js"
+import { type ApiKeyRecord, Identity, type UserRecord } from "../state/Repositories.js"
+import * as Routes from "../http/Routes.js"
 
 /**
  * Admission state: draining, every `/v1` request in flight, and requests in flight per organization (for the

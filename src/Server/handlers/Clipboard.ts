@@ -12,9 +12,9 @@ import { Effect } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
-import { operate } from "../BoxAccess.js"
-import * as ContractRoutes from "../ContractRoutes.js"
-import { Boxes } from "../Repositories.js"
+import { operate } from "../boxes/BoxAccess.js"
+import * as ContractRoutes from "../http/fast/ContractRoutes.js"
+import { Boxes } from "../state/Repositories.js"
 
 /** The largest clipboard write, in bytes: 8 MiB (docs/ASSUMPTIONS.md). */
 export const maxClipboardBytes = 8 * 1024 * 1024

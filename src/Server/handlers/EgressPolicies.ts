@@ -13,9 +13,9 @@ import { BoxServiceApi } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { EgressPolicy, normalize } from "../../Domain/EgressPolicy.js"
 import { EgressPolicyId, mint } from "../../Domain/Ids.js"
-import { requireOrganization } from "../BoxAccess.js"
-import * as ContractRoutes from "../ContractRoutes.js"
-import { EgressPolicies, type PolicyRecord } from "../Repositories.js"
+import { requireOrganization } from "../boxes/BoxAccess.js"
+import * as ContractRoutes from "../http/fast/ContractRoutes.js"
+import { EgressPolicies, type PolicyRecord } from "../state/Repositories.js"
 
 /** The Egress policy object of a stored policy. */
 export const toPolicy = (record: PolicyRecord): EgressPolicy =>

@@ -8,12 +8,12 @@
 import { beforeAll, describe, expect, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { it as vitestIt } from "vitest"
-import { countTokens, type GenerateRequest, localChunks, localReply } from "../../src/Server/LanguageModel.js"
-import * as Tokenizer from "../../src/Server/Tokenizer.js"
+import { countTokens, type GenerateRequest, localChunks, localReply } from "../../src/Server/responses/LanguageModel.js"
+import * as Tokenizer from "../../src/Server/responses/Tokenizer.js"
 import * as Harness from "../support/Harness.js"
-import { getResponse, parseSse, postResponse } from "../responses/support.js"
+import { getResponse, parseSse, postResponse } from "./support.js"
 
-// The tests count tokens themselves; the tokenizer is loaded on first use (src/Server/Tokenizer.ts).
+// The tests count tokens themselves; the tokenizer is loaded on first use (src/Server/responses/Tokenizer.ts).
 beforeAll(() => Effect.runPromise(Tokenizer.load))
 
 const model = "boxkit-local"

@@ -10,9 +10,9 @@ import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { Secret } from "../../Domain/Secret.js"
-import { requireOrganization } from "../BoxAccess.js"
-import * as ContractRoutes from "../ContractRoutes.js"
-import { type SecretRecord, Secrets } from "../Repositories.js"
+import { requireOrganization } from "../boxes/BoxAccess.js"
+import * as ContractRoutes from "../http/fast/ContractRoutes.js"
+import { type SecretRecord, Secrets } from "../state/Repositories.js"
 
 /** The Secret object of each stored record (records are replaced, never changed in place). */
 const secretsOfRecords = new WeakMap<SecretRecord, Secret>()

@@ -14,8 +14,8 @@ import { Effect, Stream } from "effect"
 import { BoxServiceApi } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { completionWindowHeader, toJson } from "../../Domain/ModelResponse.js"
-import { actingOrganization } from "../BoxAccess.js"
-import { prepare, ResponseEngine, type StreamEvent } from "../ResponseEngine.js"
+import { actingOrganization } from "../boxes/BoxAccess.js"
+import { prepare, ResponseEngine, type StreamEvent } from "../responses/ResponseEngine.js"
 
 const encoder = new TextEncoder()
 

@@ -7,8 +7,8 @@
  * Every mode applies the model's answer through the same state (output items, the token budget, usage): a streamed
  * request gets it token by token as {@link StreamEvent}s (the hosted Responses API's names and shapes) sent as
  * Server-Sent Events; a foreground request gets the final object only, and a background request runs later to its
- * final object, both from the model's whole answer without events (the same final object; test/optimization/
- * Responses.test.ts). Background requests wait in a queue for a fixed number of workers (no fiber each while they
+ * final object, both from the model's whole answer without events (the same final object;
+ * test/responses/EngineEquivalence.test.ts). Background requests wait in a queue for a fixed number of workers (no fiber each while they
  * wait), so accepting them stays cheap however many are pending.
  *
  * Source: spec "POST {api_url}/responses", "Model response object", "Events / Completion webhook" rules 1-7, Limits
@@ -17,9 +17,9 @@
  * @since 0.1.0
  */
 import { Clock, Context, Duration, Effect, Layer, Option, Queue, Redacted, Schema, Stream } from "effect"
-import * as ApiError from "../ApiError.js"
-import type { PrincipalShape } from "../Contract/Principal.js"
-import * as ModelResponse from "../Domain/ModelResponse.js"
+import * as ApiError from "../../ApiError.js"
+import type { PrincipalShape } from "../../Contract/Principal.js"
+import * as ModelResponse from "../../Domain/ModelResponse.js"
 import {
   decodeKnown,
   type GenerateRequest,
@@ -32,9 +32,9 @@ import {
   textMessage,
   tokenize
 } from "./LanguageModel.js"
-import { LocalServiceConfig } from "./LocalServiceConfig.js"
+import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { PromptCache } from "./PromptCache.js"
-import { type ResponseRecord, Responses } from "./Repositories.js"
+import { type ResponseRecord, Responses } from "../state/Repositories.js"
 import * as Tokenizer from "./Tokenizer.js"
 import { isWebhookUrl, WebhookDelivery } from "./WebhookDelivery.js"
 

@@ -9,9 +9,9 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { type Context, Duration, Effect, Layer, Redacted } from "effect"
 import * as UndiciHttpClient from "../../src/Http/UndiciHttpClient.js"
-import * as Repositories from "../../src/Server/Repositories.js"
-import * as WebhookDelivery from "../../src/Server/WebhookDelivery.js"
-import { fakeServer } from "../responses/support.js"
+import * as Repositories from "../../src/Server/state/Repositories.js"
+import * as WebhookDelivery from "../../src/Server/responses/WebhookDelivery.js"
+import { fakeServer } from "./support.js"
 
 /** The delivery service and its repositories, over `client`. */
 const deliveries = (client: Layer.Layer<any>, options: WebhookDelivery.DeliveryOptions = {}) =>

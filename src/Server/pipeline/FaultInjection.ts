@@ -31,9 +31,9 @@
 import { type HttpApp, HttpServerRequest } from "@effect/platform"
 import { Context, Duration, Effect, Either, Layer, Random, Schema } from "effect"
 import { IncomingMessage } from "node:http"
-import * as ApiError from "../ApiError.js"
-import * as ErrorResponse from "./ErrorResponse.js"
-import { type FaultKind, faultKinds, type FaultSettings, LocalServiceConfig, noFaults } from "./LocalServiceConfig.js"
+import * as ApiError from "../../ApiError.js"
+import * as ErrorResponse from "../http/ErrorResponse.js"
+import { type FaultKind, faultKinds, type FaultSettings, LocalServiceConfig, noFaults } from "../LocalServiceConfig.js"
 
 /** A `--faults` SPEC that cannot be read; `message` says which entry and why. */
 export class FaultSpecError extends Schema.TaggedError<FaultSpecError>()("FaultSpecError", {

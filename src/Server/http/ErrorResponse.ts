@@ -12,7 +12,7 @@ import { HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } 
 import { Cause, Data, Duration, Effect, Option } from "effect"
 import type { Server } from "node:http"
 import type { Duplex } from "node:stream"
-import * as ApiError from "../ApiError.js"
+import * as ApiError from "../../ApiError.js"
 import * as Routes from "./Routes.js"
 
 /**

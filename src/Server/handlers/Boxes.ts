@@ -15,9 +15,9 @@ import * as Box from "../../Domain/Box.js"
 import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import { usesSecrets } from "../../Domain/EgressPolicy.js"
 import { AppId, BoxId, mint } from "../../Domain/Ids.js"
-import { operate, requireOrganization } from "../BoxAccess.js"
-import { baseImages, BoxRuntime } from "../BoxRuntime.js"
-import * as ContractRoutes from "../ContractRoutes.js"
+import { operate, requireOrganization } from "../boxes/BoxAccess.js"
+import { baseImages, BoxRuntime } from "../boxes/BoxRuntime.js"
+import * as ContractRoutes from "../http/fast/ContractRoutes.js"
 import {
   Apps,
   type BoxRecord,
@@ -27,7 +27,7 @@ import {
   noListeners,
   noTerminalSizes,
   TcpAddresses
-} from "../Repositories.js"
+} from "../state/Repositories.js"
 
 /** A listener as the API returns it: `custom_domains` only for http ports. */
 export const toListener = (record: ListenerRecord): Box.Listener => ({

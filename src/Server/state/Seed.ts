@@ -9,7 +9,7 @@
  */
 import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import * as ParseIssues from "../ParseIssues.js"
+import * as ParseIssues from "../../ParseIssues.js"
 
 /** An organization: `credits: false` makes it answer 402; `created_at` decides whether it is new (first 10 minutes). */
 export const SeedOrganization = Schema.Struct({

@@ -11,7 +11,7 @@ import * as ApiError from "../../src/ApiError.js"
 import { Apps } from "../../src/Client/Apps.js"
 import { Boxes } from "../../src/Client/Boxes.js"
 import type { BoxId } from "../../src/Domain/Ids.js"
-import * as FaultInjection from "../../src/Server/FaultInjection.js"
+import * as FaultInjection from "../../src/Server/pipeline/FaultInjection.js"
 import * as Harness from "../support/Harness.js"
 
 const state = Effect.map(Harness.fetchRaw("/_local/state"), (response) => response.json)

@@ -9,9 +9,9 @@
  * @since 0.1.0
  */
 import { DateTime, Effect, Option } from "effect"
-import * as ApiError from "../ApiError.js"
-import type { PrincipalShape } from "../Contract/Principal.js"
-import { type BoxRecord, Boxes, Logs } from "./Repositories.js"
+import * as ApiError from "../../ApiError.js"
+import type { PrincipalShape } from "../../Contract/Principal.js"
+import { type BoxRecord, Boxes, Logs } from "../state/Repositories.js"
 
 /** The organization of an organization-scoped key, or 403 `permission_error`. */
 export const requireOrganization = (principal: PrincipalShape): Effect.Effect<string, ApiError.PermissionError> =>

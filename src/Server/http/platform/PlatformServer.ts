@@ -25,10 +25,10 @@ import {
 } from "@effect/platform"
 import { Cause, Effect, Exit, HashSet, Layer } from "effect"
 import { IncomingMessage } from "node:http"
-import * as ErrorResponse from "./ErrorResponse.js"
-import { FaultInjection } from "./FaultInjection.js"
-import { LocalServiceConfig } from "./LocalServiceConfig.js"
-import * as RequestPipeline from "./RequestPipeline.js"
+import * as ErrorResponse from "../ErrorResponse.js"
+import { FaultInjection } from "../../pipeline/FaultInjection.js"
+import { LocalServiceConfig } from "../../LocalServiceConfig.js"
+import * as RequestPipeline from "../../pipeline/RequestPipeline.js"
 
 /** A route app beside `/v1`: the request and its path without the query. */
 export type LocalRoutes = (

@@ -26,9 +26,9 @@ import {
   ScheduleDecision,
   ScheduleInterval
 } from "effect"
-import * as Timeout from "../Http/Timeout.js"
-import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
-import { Logs, Responses } from "./Repositories.js"
+import * as Timeout from "../../Http/Timeout.js"
+import * as UndiciHttpClient from "../../Http/UndiciHttpClient.js"
+import { Logs, Responses } from "../state/Repositories.js"
 
 /** Attempts in one round, back to back (spec: 3). */
 export const attemptsPerRound = 3

@@ -14,9 +14,9 @@
  * @since 0.1.0
  */
 import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
-import * as BoxLifecycle from "../Domain/BoxLifecycle.js"
-import { LocalServiceConfig } from "./LocalServiceConfig.js"
-import { Boxes, type BoxRecord, type ListenerRecord, noListeners, noTerminalSizes, TcpAddresses } from "./Repositories.js"
+import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
+import { LocalServiceConfig } from "../LocalServiceConfig.js"
+import { Boxes, type BoxRecord, type ListenerRecord, noListeners, noTerminalSizes, TcpAddresses } from "../state/Repositories.js"
 
 /** Base images the local runtime knows, with their capabilities. */
 export const baseImages: Readonly<Record<string, { clipboard: boolean; persistent: boolean; failsToStart: boolean }>> = {

@@ -20,9 +20,9 @@ import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { BoxId } from "../../Domain/Ids.js"
-import { operate } from "../BoxAccess.js"
-import * as ContractRoutes from "../ContractRoutes.js"
-import { EgressPolicies, type BoxRecord, Boxes, type ListenerRecord, TcpAddresses } from "../Repositories.js"
+import { operate } from "../boxes/BoxAccess.js"
+import * as ContractRoutes from "../http/fast/ContractRoutes.js"
+import { EgressPolicies, type BoxRecord, Boxes, type ListenerRecord, TcpAddresses } from "../state/Repositories.js"
 import { httpAddress, toListener } from "./Boxes.js"
 
 /** Statuses in which a box keeps listeners: every status but the ones of a box that is gone or never started. */

@@ -10,9 +10,9 @@ import { Effect } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
-import { operate } from "../BoxAccess.js"
-import * as ContractRoutes from "../ContractRoutes.js"
-import { Boxes } from "../Repositories.js"
+import { operate } from "../boxes/BoxAccess.js"
+import * as ContractRoutes from "../http/fast/ContractRoutes.js"
+import { Boxes } from "../state/Repositories.js"
 
 /** The exec handlers. */
 export const layer = ContractRoutes.group(BoxServiceApi, "exec", (handlers) =>

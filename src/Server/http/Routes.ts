@@ -7,7 +7,7 @@
  */
 import { HttpApi } from "@effect/platform"
 import { Context } from "effect"
-import { BoxServiceApi, Idempotent } from "../Contract/Api.js"
+import { BoxServiceApi, Idempotent } from "../../Contract/Api.js"
 
 /** One route of the contract. `name` is `group.endpoint`, e.g. `boxes.create`. */
 export interface Route {
