@@ -15,7 +15,7 @@ import * as DemoSeed from "../Server/state/DemoSeed.js"
 import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
 import { noFaults } from "../Server/LocalServiceConfig.js"
 import * as LocalService from "../Server/LocalService.js"
-import * as RequestPipeline from "../Server/pipeline/RequestPipeline.js"
+import * as Admission from "../Server/pipeline/Admission.js"
 import * as Seed from "../Server/state/Seed.js"
 import * as UpstreamModel from "../Server/responses/UpstreamModel.js"
 
@@ -102,7 +102,7 @@ export const serve = (options: {
           onSome: (url) => UpstreamModel.layerFromEnv(url)
         })
       }))
-      const admission = yield* Effect.provide(RequestPipeline.Admission, context)
+      const admission = yield* Effect.provide(Admission.Admission, context)
       // Runs before the server closes (finalizers run in reverse order): drain first.
       yield* Effect.addFinalizer(() =>
         Effect.gen(function*() {

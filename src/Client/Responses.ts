@@ -21,21 +21,13 @@ import { pollUntil } from "./Polling.js"
 import { type ClientFailure, commonErrors, normalizeError, only, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
-/**
- * One event of a streamed response: its `type` (`response.created`, `response.in_progress`,
- * `response.output_item.added`, `response.content_part.added`, `response.output_text.delta`, ...,
- * `response.completed` / `response.incomplete` / `response.failed`), its `sequence_number` (0, 1, 2, ...) and the
- * event's other fields (e.g. `delta` on text deltas, `response` on lifecycle events).
- */
-export const StreamEvent = Schema.Struct(
-  { type: Schema.String, sequence_number: Schema.Int },
-  { key: Schema.String, value: Schema.Unknown }
-)
+/** One event of a streamed response (`ModelResponse.StreamEvent`, the schema of the domain). */
+export const StreamEvent = ModelResponse.StreamEvent
 /** One event of a streamed response. */
-export type StreamEvent = typeof StreamEvent.Type
+export type StreamEvent = ModelResponse.StreamEvent
 
-/** The event types that end a stream; each carries the final Model response object in `response`. */
-export const terminalEventTypes: ReadonlyArray<string> = ["response.completed", "response.incomplete", "response.failed"]
+/** The event types that end a stream (`ModelResponse.terminalEventTypes`). */
+export const terminalEventTypes: ReadonlyArray<string> = ModelResponse.terminalEventTypes
 
 /** The Model response object an event carries in `response` (lifecycle events), decoded. */
 export const responseOf = (event: StreamEvent): Option.Option<ModelResponse.ModelResponse> =>

@@ -244,3 +244,23 @@ export const CreateResponseRequest = Schema.Struct({
 }).annotations({ title: "CreateResponseRequest" })
 /** Body of POST /responses. */
 export type CreateResponseRequest = typeof CreateResponseRequest.Type
+
+/**
+ * One event of a streamed response (`stream: true`, Server-Sent Events): its `type` (`response.created`,
+ * `response.in_progress`, `response.output_item.added`, `response.content_part.added`,
+ * `response.reasoning_text.delta`, `response.reasoning_text.done`, `response.output_text.delta`,
+ * `response.output_text.done`, `response.content_part.done`, `response.output_item.done`, then one of
+ * {@link terminalEventTypes}), its `sequence_number` (0, 1, 2, ...) and the event's other fields (`delta` on text
+ * deltas, `response` on lifecycle events), as the hosted Responses API shapes them.
+ *
+ * Source: spec "POST {api_url}/responses" (stream); docs/ASSUMPTIONS.md "Model responses" (event names).
+ */
+export const StreamEvent = Schema.Struct(
+  { type: Schema.String, sequence_number: Schema.Int },
+  { key: Schema.String, value: Schema.Unknown }
+)
+/** One event of a streamed response. */
+export type StreamEvent = typeof StreamEvent.Type
+
+/** The event types that end a stream; each carries the final Model response object in `response`. */
+export const terminalEventTypes: ReadonlyArray<string> = ["response.completed", "response.incomplete", "response.failed"]

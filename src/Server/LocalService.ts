@@ -41,7 +41,7 @@ import * as NodeListen from "./http/fast/NodeListen.js"
 import * as PlatformServer from "./http/platform/PlatformServer.js"
 import * as NodeRequest from "./http/fast/NodeRequest.js"
 import * as Repositories from "./state/Repositories.js"
-import * as RequestPipeline from "./pipeline/RequestPipeline.js"
+import * as Admission from "./pipeline/Admission.js"
 import * as ResponseEngine from "./responses/ResponseEngine.js"
 import type * as Seed from "./state/Seed.js"
 import * as WebhookDelivery from "./responses/WebhookDelivery.js"
@@ -127,7 +127,7 @@ export const inspectState = Effect.gen(function*() {
   const responses = yield* Repositories.Responses
   const idempotency = yield* Idempotency.IdempotencyStore
   const runtime = yield* BoxRuntime.BoxRuntime
-  const admission = yield* RequestPipeline.Admission
+  const admission = yield* Admission.Admission
   return {
     guest_schema_version: yield* runtime.currentVersion,
     in_flight: yield* admission.inFlight,
@@ -214,7 +214,7 @@ export const localRoutes = (options: AppOptions = {}) =>
       | Repositories.Responses
       | Idempotency.IdempotencyStore
       | BoxRuntime.BoxRuntime
-      | RequestPipeline.Admission
+      | Admission.Admission
       | FaultInjection.FaultInjection
     >()
     const runtime = yield* BoxRuntime.BoxRuntime
@@ -297,7 +297,7 @@ export const layerServices = (
     runtime,
     engine,
     Idempotency.layerMemory,
-    RequestPipeline.admissionLayer,
+    Admission.layer,
     FaultInjection.layer
   ).pipe(Layer.provideMerge(config))
 }

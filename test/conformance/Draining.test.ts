@@ -5,13 +5,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import * as RequestPipeline from "../../src/Server/pipeline/RequestPipeline.js"
+import * as Admission from "../../src/Server/pipeline/Admission.js"
 import * as C from "./support/Conformance.js"
 
 describe("draining", () => {
   it.effect("new requests get 503 with Retry-After while requests in flight finish and are kept", () =>
     C.withService()(Effect.gen(function*() {
-      const admission = yield* RequestPipeline.Admission
+      const admission = yield* Admission.Admission
       const held = yield* C.hold("/v1/boxes", C.boxBody({ name: "in flight" }), "sk_acme_org", {
         "idempotency-key": "drain-key"
       })

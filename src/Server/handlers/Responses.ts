@@ -15,7 +15,8 @@ import { BoxServiceApi } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { completionWindowHeader, toJson } from "../../Domain/ModelResponse.js"
 import { actingOrganization } from "../boxes/BoxAccess.js"
-import { prepare, ResponseEngine, type StreamEvent } from "../responses/ResponseEngine.js"
+import { ResponseEngine, type StreamEvent } from "../responses/ResponseEngine.js"
+import { prepare } from "../responses/ResponseRequest.js"
 
 const encoder = new TextEncoder()
 

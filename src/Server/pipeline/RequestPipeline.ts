@@ -18,109 +18,28 @@
  * effect, for any `HttpServerRequest`. The caller is handed to the contract as a value (`run(principal, request)`),
  * not through a context merge; a key that was found once is not wrapped in a new `Redacted` again.
  *
+ * Each rule has its own module: Admission.ts (steps 1 and 5), Authentication.ts (3), RequestBody.ts (6),
+ * Idempotency.ts (7); this one runs them in order.
+ *
  * Source: spec "Authentication" 1, 4, 5; "Errors" rules 1-3; "Limits" (idempotency, new organization); issue 6
  * (per-request machinery).
  *
  * @since 0.1.0
  */
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Context, Deferred, Duration, Effect, Exit, Layer, Option, Redacted, Stream } from "effect"
+import { Cause, Duration, Effect, Redacted } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { IdempotencyKeyHeader, IdempotentReplayedHeader } from "../../Contract/Api.js"
 import { currentPrincipal, type PrincipalShape } from "../../Contract/Principal.js"
 import * as ErrorResponse from "../http/ErrorResponse.js"
+import { Admission } from "./Admission.js"
+import { bearerValue, invalidKey, missingKey, principalOf } from "./Authentication.js"
 import * as Idempotency from "./Idempotency.js"
+import { emptyBody, hasBody, readGenericBody, withBody } from "./RequestBody.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as NodeRequest from "../http/fast/NodeRequest.js"
-import { type ApiKeyRecord, Identity, type UserRecord } from "../state/Repositories.js"
+import { Identity } from "../state/Repositories.js"
 import * as Routes from "../http/Routes.js"
-
-/**
- * Admission state: draining, every `/v1` request in flight, and requests in flight per organization (for the
- * new-organization cap). The `...Now` functions are the same steps run synchronously, for the request pipeline.
- */
-export class Admission extends Context.Tag("boxkit/server/Admission")<Admission, {
-  /** From now on new requests answer 503 with Retry-After; requests in flight finish. */
-  readonly startDraining: Effect.Effect<void>
-  readonly isDraining: Effect.Effect<boolean>
-  /** Requests in flight now (every `/v1` request admitted past the draining check and not yet answered). */
-  readonly inFlight: Effect.Effect<number>
-  /** Completes when no request is in flight. */
-  readonly awaitIdle: Effect.Effect<void>
-  /**
-   * Counts a request in, atomically with the draining check: false while draining (the request must not run).
-   * Every `true` must be followed by one {@link end}.
-   */
-  readonly begin: Effect.Effect<boolean>
-  /** Counts a request out; completes {@link awaitIdle} waiters when none is left. */
-  readonly end: Effect.Effect<void>
-  /**
-   * Counts a request of `orgId` in: false when `limit` requests of the organization are already in flight (the
-   * request must not run). Every `true` must be followed by one {@link leave}.
-   */
-  readonly enter: (orgId: string, limit: number) => Effect.Effect<boolean>
-  readonly leave: (orgId: string) => Effect.Effect<void>
-  /** {@link begin}, run now. */
-  readonly beginNow: () => boolean
-  /** {@link end}, run now. */
-  readonly endNow: () => void
-  /** {@link enter}, run now. */
-  readonly enterNow: (orgId: string, limit: number) => boolean
-  /** {@link leave}, run now. */
-  readonly leaveNow: (orgId: string) => void
-}>() {}
-
-/** In-memory admission state. */
-export const admissionLayer = Layer.sync(Admission, () => {
-  let draining = false
-  let total = 0
-  const perOrganization = new Map<string, number>()
-  let idle: Array<Deferred.Deferred<void>> = []
-  const beginNow = () => {
-    if (draining) return false
-    total++
-    return true
-  }
-  const endNow = () => {
-    total--
-    if (total > 0 || idle.length === 0) return
-    const waiting = idle
-    idle = []
-    for (const deferred of waiting) Deferred.unsafeDone(deferred, Exit.void)
-  }
-  const enterNow = (orgId: string, limit: number) => {
-    const current = perOrganization.get(orgId) ?? 0
-    if (current >= limit) return false
-    perOrganization.set(orgId, current + 1)
-    return true
-  }
-  const leaveNow = (orgId: string) => {
-    const current = perOrganization.get(orgId) ?? 1
-    if (current <= 1) perOrganization.delete(orgId)
-    else perOrganization.set(orgId, current - 1)
-  }
-  return {
-    startDraining: Effect.sync(() => {
-      draining = true
-    }),
-    isDraining: Effect.sync(() => draining),
-    inFlight: Effect.sync(() => total),
-    awaitIdle: Effect.flatMap(Deferred.make<void>(), (deferred) =>
-      Effect.suspend(() => {
-        if (total === 0) return Effect.void
-        idle.push(deferred)
-        return Deferred.await(deferred)
-      })),
-    begin: Effect.sync(beginNow),
-    end: Effect.sync(endNow),
-    enter: (orgId, limit) => Effect.sync(() => enterNow(orgId, limit)),
-    leave: (orgId) => Effect.sync(() => leaveNow(orgId)),
-    beginNow,
-    endNow,
-    enterNow,
-    leaveNow
-  }
-})
 
 /**
  * The router settings the contract's app must be built with: path parameters up to 4,096 characters reach the
@@ -129,119 +48,10 @@ export const admissionLayer = Layer.sync(Admission, () => {
  */
 export const routerConfig = { maxParamLength: 4096 } as const
 
-/**
- * A request whose body has been read, for requests that are not a {@link NodeRequest.LocalRequest} (those take the
- * body in place): the same request, with `arrayBuffer`, `text` and `json` answered from `bytes`.
- */
-const withBody = (
-  request: HttpServerRequest.HttpServerRequest,
-  bytes: Uint8Array
-): HttpServerRequest.HttpServerRequest => {
-  let text: string | undefined
-  const readText = () => (text ??= NodeRequest.bodyText(bytes))
-  return Object.create(request, {
-    arrayBuffer: { get: () => Effect.succeed(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) },
-    stream: { get: () => Stream.succeed(bytes) },
-    text: { get: () => Effect.sync(readText) },
-    json: { get: () => Effect.suspend(() => NodeRequest.parseJsonBody(readText())) }
-  })
-}
-
-const emptyBody = new Uint8Array(0)
-
-const hasBody = NodeRequest.hasBody
-
-/**
- * Reads the whole body of a request that is not a {@link NodeRequest.LocalRequest}, at most `maxBytes` (see
- * {@link NodeRequest.readNodeBody} for the rules).
- */
-const readGenericBody = (
-  request: HttpServerRequest.HttpServerRequest,
-  maxBytes: number
-): Effect.Effect<NodeRequest.BodyRead> => {
-  const read = request.headers["content-length"] !== undefined
-    ? Effect.map(request.arrayBuffer, (buffer): NodeRequest.BodyRead => ({ _tag: "Read", bytes: new Uint8Array(buffer) }))
-    : Effect.suspend(() => {
-      const state = { size: 0, chunks: [] as Array<Uint8Array> }
-      return Effect.map(
-        Stream.runForEach(request.stream, (chunk) =>
-          Effect.sync(() => {
-            state.size += chunk.byteLength
-            if (state.size <= maxBytes) state.chunks.push(chunk)
-            else state.chunks = []
-          })),
-        (): NodeRequest.BodyRead => {
-          if (state.size > maxBytes) return { _tag: "TooLarge" }
-          const bytes = new Uint8Array(state.size)
-          let offset = 0
-          for (const chunk of state.chunks) {
-            bytes.set(chunk, offset)
-            offset += chunk.byteLength
-          }
-          return { _tag: "Read", bytes }
-        }
-      )
-    })
-  return Effect.catchAll(read, (error): Effect.Effect<NodeRequest.BodyRead> =>
-    Effect.succeed({ _tag: "Failed", message: error.message }))
-}
-
 const tooLarge = (size: string, maxBytes: number) =>
   ErrorResponse.fromApiError(ApiError.make.invalidRequest(
     `Request body too large: ${size}; the maximum is ${maxBytes} bytes.`
   ))
-
-const bearerPattern = /^Bearer[ \t]+(\S+)[ \t]*$/i
-
-/** The key of `Authorization: Bearer <key>`; undefined for anything else (missing, another scheme, empty key). */
-const bearerValue = (header: string | undefined): string | undefined => {
-  if (header === undefined) return undefined
-  const match = bearerPattern.exec(header)
-  return match === null ? undefined : match[1]
-}
-
-/** Reads `Authorization: Bearer <key>`; anything else (missing, another scheme, empty key) is None. */
-export const bearerKey = (header: string | undefined): Option.Option<Redacted.Redacted<string>> => {
-  const value = bearerValue(header)
-  return value === undefined ? Option.none() : Option.some(Redacted.make(value))
-}
-
-const missingKey = () => ApiError.make.authentication("Missing API key: send Authorization: Bearer <API_KEY>.")
-const invalidKey = () => ApiError.make.authentication("Invalid API key.")
-
-/** The caller behind an API key record and its user (if any). */
-const principalOf = (record: ApiKeyRecord, user: UserRecord | undefined): PrincipalShape => ({
-  keyId: record.keyId,
-  orgId: record.orgId,
-  userId: record.userId,
-  organizationOfUser: record.orgId ?? user?.orgId ?? null,
-  admin: user !== undefined && user.admin && (record.orgId === null || user.orgId === record.orgId)
-})
-
-/** The caller of a request, or undefined for a key that is not known. */
-const lookUp = (
-  identity: Context.Tag.Service<Identity>,
-  key: Redacted.Redacted<string>
-): Effect.Effect<PrincipalShape | undefined> =>
-  Effect.flatMap(identity.findKey(key), (record) => {
-    if (Option.isNone(record)) return Effect.succeed(undefined)
-    const userId = record.value.userId
-    if (userId === null) return Effect.succeed(principalOf(record.value, undefined))
-    return Effect.map(identity.user(userId), (user) => principalOf(record.value, Option.getOrUndefined(user)))
-  })
-
-/** The caller of a request, or the 401 of the spec (code `invalid_api_key`). */
-export const authenticate = (
-  header: string | undefined
-): Effect.Effect<PrincipalShape, ApiError.AuthenticationError, Identity> =>
-  Effect.flatMap(Identity, (identity) => {
-    const key = bearerKey(header)
-    if (Option.isNone(key)) return Effect.fail(missingKey())
-    return Effect.flatMap(
-      lookUp(identity, key.value),
-      (principal) => principal === undefined ? Effect.fail(invalidKey()) : Effect.succeed(principal)
-    )
-  })
 
 /**
  * Runs the contract for an admitted request: `principal` is the caller, `request` the request with its body read

@@ -1,0 +1,69 @@
+/**
+ * The body of a `/v1` request, read once (step 6 of the request pipeline) and handed on in the request itself: a
+ * `NodeRequest.LocalRequest` takes it in place; any other `HttpServerRequest` is wrapped so that `arrayBuffer`,
+ * `text` and `json` answer from the bytes read. A body over the limit is a 400, never a dropped connection.
+ *
+ * Source: spec "Endpoints / Common rules" (body too large is an error envelope); docs/ASSUMPTIONS.md "Serving".
+ *
+ * @since 0.1.0
+ */
+import type { HttpServerRequest } from "@effect/platform"
+import { Effect, Stream } from "effect"
+import * as NodeRequest from "../http/fast/NodeRequest.js"
+
+/**
+ * A request whose body has been read, for requests that are not a {@link NodeRequest.LocalRequest} (those take the
+ * body in place): the same request, with `arrayBuffer`, `text` and `json` answered from `bytes`.
+ */
+export const withBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  bytes: Uint8Array
+): HttpServerRequest.HttpServerRequest => {
+  let text: string | undefined
+  const readText = () => (text ??= NodeRequest.bodyText(bytes))
+  return Object.create(request, {
+    arrayBuffer: { get: () => Effect.succeed(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) },
+    stream: { get: () => Stream.succeed(bytes) },
+    text: { get: () => Effect.sync(readText) },
+    json: { get: () => Effect.suspend(() => NodeRequest.parseJsonBody(readText())) }
+  })
+}
+
+export const emptyBody = new Uint8Array(0)
+
+export const hasBody = NodeRequest.hasBody
+
+/**
+ * Reads the whole body of a request that is not a {@link NodeRequest.LocalRequest}, at most `maxBytes` (see
+ * {@link NodeRequest.readNodeBody} for the rules).
+ */
+export const readGenericBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  maxBytes: number
+): Effect.Effect<NodeRequest.BodyRead> => {
+  const read = request.headers["content-length"] !== undefined
+    ? Effect.map(request.arrayBuffer, (buffer): NodeRequest.BodyRead => ({ _tag: "Read", bytes: new Uint8Array(buffer) }))
+    : Effect.suspend(() => {
+      const state = { size: 0, chunks: [] as Array<Uint8Array> }
+      return Effect.map(
+        Stream.runForEach(request.stream, (chunk) =>
+          Effect.sync(() => {
+            state.size += chunk.byteLength
+            if (state.size <= maxBytes) state.chunks.push(chunk)
+            else state.chunks = []
+          })),
+        (): NodeRequest.BodyRead => {
+          if (state.size > maxBytes) return { _tag: "TooLarge" }
+          const bytes = new Uint8Array(state.size)
+          let offset = 0
+          for (const chunk of state.chunks) {
+            bytes.set(chunk, offset)
+            offset += chunk.byteLength
+          }
+          return { _tag: "Read", bytes }
+        }
+      )
+    })
+  return Effect.catchAll(read, (error): Effect.Effect<NodeRequest.BodyRead> =>
+    Effect.succeed({ _tag: "Failed", message: error.message }))
+}
