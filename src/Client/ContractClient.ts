@@ -4,8 +4,7 @@
  * every encoder, decoder and URL template is prepared once when the client is made (and the request itself, method
  * and headers, for an endpoint without a headers schema), so a call only encodes its inputs, sets its URL and body
  * and decodes one answer. (`HttpApiClient` re-merges the construction context, re-applies a base-URL request mapper
- * and decodes through a schema from `ArrayBuffer` on every call: about 90 µs of client CPU per call on this
- * machine.)
+ * and decodes through a schema from `ArrayBuffer` on every call (docs/decisions/0002-what-the-fast-paths-save.md).)
  *
  * The request is built when the endpoint function is called (an encoding failure is the returned effect's failure);
  * running the returned effect again (a retry) sends that same request again.

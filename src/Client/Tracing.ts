@@ -3,7 +3,7 @@
  * is a span with the attributes `Transport.call` adds (`boxkit.attempts`, `boxkit.outcome`, ...) when a tracer other
  * than Effect's built-in one is installed (e.g. `@effect/opentelemetry`, or any `Effect.withTracer`). Effect's
  * built-in tracer exports nothing, and nothing else runs inside these spans, so under it they are skipped: a span
- * costs about 15-60 µs of CPU per call, as much as the HTTP exchange itself. Set {@link currentMode} to `"always"` to
+ * costs about as much CPU as the HTTP exchange itself (docs/decisions/0002-what-the-fast-paths-save.md). Set {@link currentMode} to `"always"` to
  * make them anyway (e.g. for `Cause.pretty` to name the operation), or `"never"` to drop them under any tracer.
  *
  * Source: issue 6 (client overhead: "per-call spans ... the tracer can be made cheap or configurable").

@@ -1,6 +1,6 @@
 /**
  * A cheap timeout for client attempts. `Effect.timeoutFail` races two forked fibers (the effect and a sleep) and
- * merges the winner's fiber refs back: about 40 µs of CPU per use, and the toolkit used two per call. This runs the
+ * merges the winner's fiber refs back, and the toolkit used two per call (docs/decisions/0002-what-the-fast-paths-save.md). This runs the
  * effect in one forked fiber and, on the live `Clock`, arms a plain timer (`setTimeout`) instead of a sleeping fiber;
  * under any other `Clock` (e.g. `TestClock`) the timer is a fiber sleeping on that clock, so tests control it. Same
  * outcome as `Effect.timeoutFail`: the effect's own exit when it ends first; otherwise it is interrupted (its

@@ -32,8 +32,8 @@ export interface RequestDispatcher {
 }
 
 /**
- * An undici `Agent` made on the first request: undici (about 1 MB of code, some 80 ms to load on this machine) is
- * imported then, not when the program starts. Requests sent while it loads wait for it, in order.
+ * An undici `Agent` made on the first request: undici (a large module) is imported then, not when the program
+ * starts. Requests sent while it loads wait for it, in order.
  */
 class AgentOnFirstRequest implements RequestDispatcher {
   private agent: Undici.Agent | undefined = undefined

@@ -3,9 +3,8 @@
  * `NodeHttpClient.layerUndici`, without the per-request machinery the toolkit does not need (an `http.client` span
  * with every header as an attribute, an `AbortController` (an `EventTarget`) per request, a `URL` object per request,
  * a memoized effect per body read, a finalizer or a `WeakSet` entry per request, a body stream for an answer read
- * whole). Measured on this machine (concurrency 64, `POST /v1/apps/find` against bench/RawServer.ts, same runs):
- * the toolkit's `Apps.find` took 80-116 µs of client CPU per call where raw `undici.request` took 45-72 µs
- * (BENCHMARKS.md; the platform's client took 230-400 µs).
+ * whole). Its figures against raw `undici.request` and the platform's client: BENCHMARKS.md and
+ * docs/decisions/0002-what-the-fast-paths-save.md.
  *
  * Behaviour:
  * - The URL is resolved as the platform's client does (`UrlParams.makeUrl`: the request's URL, URL params, hash; a
@@ -58,7 +57,7 @@ export interface Deadline {
 
 /**
  * The deadline of each fiber that runs inside {@link withDeadline}. Keyed by the fiber object rather than held in a
- * `FiberRef`: setting a `FiberRef` copies all of the fiber's refs (twice for `Effect.locally`, about 6 µs per call).
+ * `FiberRef`: setting a `FiberRef` copies all of the fiber's refs (twice for `Effect.locally`).
  * A fiber forked inside does not inherit it.
  */
 const deadlines = new WeakMap<Fiber.RuntimeFiber<unknown, unknown>, Deadline>()

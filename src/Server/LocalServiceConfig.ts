@@ -66,7 +66,7 @@ export interface LocalServiceSettings {
   /**
    * A server span per request (`http.server METHOD`, with the method, URL, redacted headers and status as
    * `@effect/platform`'s `HttpMiddleware.tracer` records them), for the tracer in context. Default false: the span
-   * costs 35-60 µs of CPU per request even without an exporter (docs/ASSUMPTIONS.md).
+   * costs CPU per request even without an exporter (docs/ASSUMPTIONS.md, docs/decisions/0002).
    */
   readonly requestTracing: boolean
 }

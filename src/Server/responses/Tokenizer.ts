@@ -1,8 +1,8 @@
 /**
  * The o200k tokenizer of the local service (`gpt-tokenizer`'s o200k encoding, TokenizerTables.ts), loaded on first use.
  *
- * The tokenizer's tables are most of the service's code (about 2.9 MB of the 4.6 MB bundle) and take about 0.3 s and
- * 60 MB to load, yet only the Responses area needs them. So they are not imported at start: {@link load} imports
+ * The tokenizer's tables are most of the service's code and slow and heavy to load (docs/decisions/0002-what-the-fast-paths-save.md), yet only the
+ * Responses area needs them. So they are not imported at start: {@link load} imports
  * them once (the Responses engine runs it before it counts or cuts any text) and the synchronous functions here use
  * them afterwards. `boxkit serve` therefore starts without them and a service that never answers a response never
  * loads them; the first response pays the load once.

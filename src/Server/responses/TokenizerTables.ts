@@ -1,7 +1,8 @@
 /**
  * The o200k encoding of `gpt-tokenizer`, the only part of that package the local service uses. In the published
  * package this module is an esbuild bundle of itself (scripts/build.mjs), so an install carries the one encoding
- * (about 3 MB) instead of the whole package with every encoding (55 MB); in a checkout it imports the package.
+ * instead of the whole package with every encoding (docs/ASSUMPTIONS.md "The package"); in a checkout it imports
+ * the package.
  * Only Tokenizer.ts loads it, on first use.
  *
  * Source: issue 11 (install footprint); docs/ASSUMPTIONS.md (the tokenizer).

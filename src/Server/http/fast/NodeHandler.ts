@@ -430,10 +430,8 @@ export const make = (extra: ExtraRoutes) =>
       const started = pipeline.start(request, withCaller)
       // With faults, the fault comes first: the whole pipeline runs in the request's fiber.
       if (faults.enabled) return serve(request, faults.wrap(started.effect), started)
-      // Without: admission and the body are taken here, and the fiber starts with the body in memory. (Measured: a
-      // fiber suspended on the body through `Effect.async` made about 2.5 MB of each young-generation collection
-      // survive and be promoted under load, 10-20 ms pauses and an old generation growing by ~30 MB/s; reading
-      // first, about 0.13 MB and 1-3 ms.)
+      // Without: admission and the body are taken here, and the fiber starts with the body in memory: a fiber
+      // suspended on the body kept far more garbage alive under load (docs/decisions/0002-what-the-fast-paths-save.md).
       const refused = started.admit()
       if (refused !== undefined) return refuse(request, started, refused)
       started.readBody((refusal) =>

@@ -2,8 +2,8 @@
  * The `HttpServer` of a Node `http.Server`: listens on `host`:`port` when the layer is built and closes the server
  * when its scope closes; `address` is the bound address (port 0 picks a free port). This is what
  * `NodeHttpServer.layer` of `@effect/platform-node` does for the local service, without loading that module at
- * start: it imports the platform's undici HTTP client and `ws` (about 1.2 MB of code, some 100 ms on this machine),
- * which `boxkit serve` does not need to answer its first request.
+ * start: it imports the platform's undici HTTP client and `ws`, which `boxkit serve` does not need to answer its
+ * first request (docs/decisions/0002-what-the-fast-paths-save.md).
  *
  * `serve(app)` attaches `@effect/platform-node`'s request handler (`NodeHttpServer.makeHandler`, imported on the
  * first call) to the server and detaches it when the scope closes. WebSocket upgrades are not served.
