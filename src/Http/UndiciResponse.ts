@@ -81,7 +81,7 @@ export class AbortHandle {
 }
 
 /** Frees the connection of a response whose body was never read, once the response is garbage collected. */
-export const unreadBodies = new FinalizationRegistry<Undici.Dispatcher.ResponseData["body"]>((body) => {
+const unreadBodies = new FinalizationRegistry<Undici.Dispatcher.ResponseData["body"]>((body) => {
   body.destroy()
 })
 

@@ -67,19 +67,13 @@ const probeTwice = Effect.gen(function*() {
 })
 
 describe("a Scope per request", () => {
-  it.live("the fast path runs a handler's finalizer at the end of each request", () =>
-    Effect.gen(function*() {
-      const result = yield* probeTwice
-      expect(result.first).toEqual({ status: 200, body: { finalizersBefore: 0 } })
-      expect(result.second).toEqual({ status: 200, body: { finalizersBefore: 1 } })
-      expect(result.finalized).toBe(2)
-    }).pipe(Effect.provide(fast.pipe(Layer.provideMerge(services), Layer.provideMerge(Finalized.Default)))))
-
-  it.live("the stock path runs a handler's finalizer at the end of each request", () =>
-    Effect.gen(function*() {
-      const result = yield* probeTwice
-      expect(result.first).toEqual({ status: 200, body: { finalizersBefore: 0 } })
-      expect(result.second).toEqual({ status: 200, body: { finalizersBefore: 1 } })
-      expect(result.finalized).toBe(2)
-    }).pipe(Effect.provide(platform.pipe(Layer.provideMerge(services), Layer.provideMerge(Finalized.Default)))))
+  for (const [path, served] of [["fast", fast], ["stock", platform]] as const) {
+    it.live(`the ${path} path runs a handler's finalizer at the end of each request`, () =>
+      Effect.gen(function*() {
+        const result = yield* probeTwice
+        expect(result.first).toEqual({ status: 200, body: { finalizersBefore: 0 } })
+        expect(result.second).toEqual({ status: 200, body: { finalizersBefore: 1 } })
+        expect(result.finalized).toBe(2)
+      }).pipe(Effect.provide(served.pipe(Layer.provideMerge(services), Layer.provideMerge(Finalized.Default)))))
+  }
 })
