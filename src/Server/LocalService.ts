@@ -13,7 +13,6 @@
  * @since 0.1.0
  */
 import { HttpApiBuilder, type HttpClient, HttpServer, type HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
 import { Clock, Context, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
 import { createServer, type Server } from "node:http"
@@ -360,7 +359,12 @@ export const layerNode = (
   if (options.server === "platform") {
     return layerPlatformHttp(options).pipe(
       Layer.provideMerge(services),
-      Layer.provideMerge(NodeHttpServer.layer(makeNodeServer, at)),
+      // Imported when this path is chosen: the module loads the platform's undici client and `ws`, which the fast
+      // path (the default) does not need at start (docs/decisions/0002).
+      Layer.provideMerge(Layer.unwrapEffect(Effect.map(
+        Effect.promise(() => import("@effect/platform-node/NodeHttpServer")),
+        (NodeHttpServer) => NodeHttpServer.layer(makeNodeServer, at)
+      ))),
       Layer.provide(UndiciHttpClient.layer)
     )
   }
