@@ -21,6 +21,15 @@ export default defineConfig({
       {
         extends: true,
         test: { name: "platform", include: serverFacing, env: { BOXKIT_TEST_SERVER: "platform" } }
+      },
+      // The client's behaviour under hostile networks over the stock HttpClient (NodeHttpClient.layerUndici) too.
+      {
+        extends: true,
+        test: {
+          name: "stock-client",
+          include: ["test/resilience/**/*.test.ts", "test/EndToEnd.test.ts"],
+          env: { BOXKIT_TEST_CLIENT: "stock" }
+        }
       }
     ]
   }

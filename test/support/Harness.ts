@@ -1,6 +1,7 @@
 /**
  * Test harness: the real local service on port 0 and the real client against it over HTTP.
  */
+import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
 import type { RetrySettings } from "../../src/Client/BoxkitConfig.js"
 import * as Boxkit from "../../src/Client/Boxkit.js"
@@ -22,11 +23,20 @@ export const server: LocalService.ServerKind = process.env.BOXKIT_TEST_SERVER ==
 export const service = (settings: Partial<LocalServiceSettings> = {}, seedOverride: Seed.Seed = seed) =>
   LocalService.layerNode(seedOverride, { settings, server })
 
-/** A client for `apiKey` against the service in context. */
+/**
+ * The client's `HttpClient` in this run: `BOXKIT_TEST_CLIENT=stock` (`@effect/platform-node`'s
+ * `NodeHttpClient.layerUndici`, brought with `Boxkit.layerWithoutHttpClient`) or the default, the toolkit's own
+ * (`Boxkit.layer`). vitest.config.ts runs the resilience suites once with each.
+ */
+export const httpClient: "toolkit" | "stock" = process.env.BOXKIT_TEST_CLIENT === "stock" ? "stock" : "toolkit"
+
+/** A client for `apiKey` against the service in context, over {@link httpClient}. */
 export const client = (apiKey = "sk_acme_org", retry: Partial<RetrySettings> = {}) =>
   Layer.unwrapEffect(
     Effect.map(LocalService.baseUrl, (baseUrl) =>
-      Boxkit.layer({ apiKey, baseUrl, retry }))
+      httpClient === "stock"
+        ? Boxkit.layerWithoutHttpClient({ apiKey, baseUrl, retry }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+        : Boxkit.layer({ apiKey, baseUrl, retry }))
   )
 
 /** The service and a client for `apiKey`, both in the output. */
