@@ -8,7 +8,8 @@
  *
  * @since 0.1.0
  */
-import { Console, Effect, ManagedRuntime } from "effect"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Console, Effect, Layer, ManagedRuntime } from "effect"
 import { performance } from "node:perf_hooks"
 import { Agent, request } from "undici"
 import { Apps } from "../src/Client/Apps.js"
@@ -20,7 +21,7 @@ import * as Stats from "./Stats.js"
 
 /** One client run. Latencies in milliseconds, CPU in microseconds. */
 export interface ClientRun {
-  readonly client: "toolkit" | "undici"
+  readonly client: "toolkit" | "toolkit-stock" | "undici"
   readonly concurrency: number
   readonly durationSeconds: number
   /** Calls that returned the App object. */
@@ -120,7 +121,21 @@ export const run = Effect.fn("ClientOverhead.run")(function*(settings: BenchSett
     ),
     (runtime) => Effect.promise(() => runtime.dispose())
   )
-  const toolkitDriver: Driver = (concurrency, recorder) =>
+  // The same toolkit over the stock HttpClient (`NodeHttpClient.layerUndici`, brought with
+  // `Boxkit.layerWithoutHttpClient`), for comparison; no budget.
+  const stockRuntime = yield* Effect.acquireRelease(
+    Effect.sync(() =>
+      ManagedRuntime.make(
+        Boxkit.layerWithoutHttpClient({ apiKey: Scenarios.apiKey, baseUrl: server.baseUrl }).pipe(
+          Layer.provide(NodeHttpClient.layerUndici)
+        )
+      )
+    ),
+    (runtime) => Effect.promise(() => runtime.dispose())
+  )
+  const driverOf = (
+    runtime: ManagedRuntime.ManagedRuntime<Apps, never>
+  ): Driver => (concurrency, recorder) =>
     runtime.runPromise(Effect.gen(function*() {
       const apps = yield* Apps
       const loop = Effect.gen(function*() {
@@ -133,6 +148,8 @@ export const run = Effect.fn("ClientOverhead.run")(function*(settings: BenchSett
       })
       yield* Effect.all(Array.from({ length: concurrency }, () => loop), { concurrency: "unbounded", discard: true })
     }))
+  const toolkitDriver = driverOf(runtime)
+  const stockDriver = driverOf(stockRuntime)
   const runs: Array<ClientRun> = []
   for (const concurrency of [1, settings.concurrency]) {
     yield* Console.error(`  undici.request, concurrency ${concurrency}`)
@@ -140,5 +157,7 @@ export const run = Effect.fn("ClientOverhead.run")(function*(settings: BenchSett
     yield* Console.error(`  toolkit Apps.find, concurrency ${concurrency}`)
     runs.push(yield* Effect.promise(() => measureCalls("toolkit", toolkitDriver, concurrency, settings)))
   }
+  yield* Console.error(`  toolkit Apps.find over NodeHttpClient.layerUndici, concurrency ${settings.concurrency}`)
+  runs.push(yield* Effect.promise(() => measureCalls("toolkit-stock", stockDriver, settings.concurrency, settings)))
   return { runs } satisfies ClientResults
 }, Effect.scoped)

@@ -194,7 +194,11 @@ const clientSection = (results: ClientResults): string => {
       results.runs.map((run) => {
         const base = baseOf(run)
         return [
-          run.client === "toolkit" ? "toolkit `Apps.find`" : "raw `undici.request`",
+          run.client === "toolkit"
+            ? "toolkit `Apps.find`"
+            : run.client === "toolkit-stock"
+            ? "toolkit `Apps.find` over `NodeHttpClient.layerUndici`"
+            : "raw `undici.request`",
           String(run.concurrency),
           fmt(run.callsPerSecond),
           times(Stats.ratio(run.callsPerSecond, base?.callsPerSecond ?? Number.NaN)),
