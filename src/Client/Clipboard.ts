@@ -9,9 +9,11 @@
 import { HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { Effect } from "effect"
 import * as ApiError from "../ApiError.js"
+import { BoxServiceApi } from "../Contract/Api.js"
 import { EmptyObject } from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
 import type { BoxCallOptions } from "./Boxes.js"
+import * as ContractClient from "./ContractClient.js"
 import { commonErrors, only, ownerOverrideHeaders, Transport } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
@@ -25,7 +27,8 @@ export const isClipboardMediaType = (mediaType: string): boolean => {
 export class Clipboard extends Effect.Service<Clipboard>()("boxkit/Clipboard", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
-    const base = transport.config.baseUrl.replace(/\/+$/, "")
+    // The request is sent raw (the body's media type is the caller's), but its path comes from the contract.
+    const clipboardPath = ContractClient.pathOf(BoxServiceApi, "clipboard", "write")
 
     const write = Tracing.fn("Clipboard.write")(function*(
       boxId: BoxId,
@@ -38,7 +41,7 @@ export class Clipboard extends Effect.Service<Clipboard>()("boxkit/Clipboard", {
           ApiError.make.invalidRequest("The media type must be text/plain or an image/* type.", "Content-Type")
         )
       }
-      const request = HttpClientRequest.put(`${base}/boxes/${encodeURIComponent(boxId)}/clipboard`).pipe(
+      const request = HttpClientRequest.put(`${transport.boxOrigin}${clipboardPath({ box_id: encodeURIComponent(boxId) })}`).pipe(
         HttpClientRequest.bodyUint8Array(bytes, mediaType),
         HttpClientRequest.setHeaders(ownerOverrideHeaders(options.ownerOverrideReason))
       )

@@ -168,6 +168,27 @@ const compilePath = (path: string): (params: Record<string, string>) => string =
   }
 }
 
+/**
+ * The path of one endpoint of `api` (`group`.`endpoint`) as a function of its path parameters, e.g.
+ * `pathOf(BoxServiceApi, "clipboard", "write")({ box_id })` is `/v1/boxes/<box_id>/clipboard`: for callers that send
+ * the request themselves (a raw body) but take the URL from the contract. Dies when the endpoint does not exist.
+ */
+export const pathOf = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, ApiError, ApiR>(
+  api: HttpApi.HttpApi<ApiId, Groups, ApiError, ApiR>,
+  group: string,
+  endpoint: string
+): (params: Record<string, string>) => string => {
+  let found: string | undefined
+  HttpApi.reflect(api, {
+    onGroup() {},
+    onEndpoint(reflected) {
+      if (reflected.group.identifier === group && reflected.endpoint.name === endpoint) found = reflected.endpoint.path
+    }
+  })
+  if (found === undefined) throw new Error(`ContractClient.pathOf: no endpoint ${group}.${endpoint}`)
+  return compilePath(found)
+}
+
 /** One endpoint's call function. */
 const endpointFunction = <E, R, E2>(
   endpoint: HttpApiEndpoint.HttpApiEndpoint<string, HttpMethod.HttpMethod>,

@@ -403,6 +403,8 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
         return Effect.onExit(retried, (exit) => Effect.sync(() => state.annotate(span, exit)))
       })
 
-    return { config, http, box, api, call }
+    /** The origin of `{base_url}` (without `/v1`: the contract's paths carry it), for requests built by hand. */
+    const boxOrigin = origin(config.baseUrl)
+    return { config, http, box, api, call, boxOrigin }
   })
 }) {}

@@ -180,3 +180,11 @@ describe("ContractClient", () => {
       expect(Schema.is(Schema.Struct({ "idempotency-key": Schema.Literal("same") }))(sent[0].headers)).toBe(true)
     }))
 })
+
+describe("ContractClient.pathOf", () => {
+  it("is the contract's path of an endpoint, with its parameters put in", () => {
+    expect(ContractClient.pathOf(BoxServiceApi, "clipboard", "write")({ box_id: "sb_1" })).toBe("/v1/boxes/sb_1/clipboard")
+    expect(ContractClient.pathOf(BoxServiceApi, "apps", "find")({})).toBe("/v1/apps/find")
+    expect(() => ContractClient.pathOf(BoxServiceApi, "clipboard", "read")).toThrow("no endpoint clipboard.read")
+  })
+})
