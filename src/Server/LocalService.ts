@@ -274,6 +274,11 @@ export const extraRoutes = (options: AppOptions = {}) =>
 export interface ResponsesOptions {
   readonly languageModel?: Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient>
   readonly webhooks?: WebhookDelivery.DeliveryOptions
+  /**
+   * The state behind the repository services (default `Repositories.layerMemory`: in memory). Any implementation of
+   * the same tags slots in; the seed is applied to it.
+   */
+  readonly repositories?: Layer.Layer<Repositories.Repositories>
 }
 
 /**
@@ -286,7 +291,9 @@ export const layerServices = (
   responses: ResponsesOptions = {}
 ) => {
   const config = LocalServiceConfig.layer(settings)
-  const repositories = Layer.effectDiscard(applySeed(seed)).pipe(Layer.provideMerge(Repositories.layerMemory))
+  const repositories = Layer.effectDiscard(applySeed(seed)).pipe(
+    Layer.provideMerge(responses.repositories ?? Repositories.layerMemory)
+  )
   const runtime = BoxRuntime.layer.pipe(Layer.provideMerge(repositories))
   const webhooks = WebhookDelivery.layer(responses.webhooks).pipe(Layer.provide(repositories))
   const engine = ResponseEngine.layer.pipe(

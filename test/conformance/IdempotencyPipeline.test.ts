@@ -46,7 +46,7 @@ const createRequest = (key: string) =>
 
 /** Runs the pipeline around `handler` for one create-box request with `key`. */
 const send = <E>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E>, key = "k") =>
-  Effect.flatMap(RequestPipeline.make, (pipeline) =>
+  Effect.flatMap(RequestPipeline.middleware, (pipeline) =>
     Effect.provideService(pipeline(handler), HttpServerRequest.HttpServerRequest, createRequest(key)))
 
 /** A handler that counts its executions and answers `statuses` in turn (the last one repeats). */

@@ -1,14 +1,11 @@
 /**
  * The compact in-memory state of the local service (issue 6, memory): remembered idempotent answers as one flat
- * string per key, swept oldest first; the lifetime index of boxes; the per-request context over shared services.
+ * string per key, swept oldest first; the lifetime index of boxes.
  */
-import { HttpServerRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, TestClock } from "effect"
-import { Principal } from "../../src/Contract/Principal.js"
+import { Duration, Effect, Layer, Option, TestClock } from "effect"
 import * as Idempotency from "../../src/Server/pipeline/Idempotency.js"
 import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
-import { RequestContextMap } from "../../src/Server/http/fast/NodeHandler.js"
 import * as Repositories from "../../src/Server/state/Repositories.js"
 
 const answer: Idempotency.RememberedAnswer = {
@@ -128,27 +125,4 @@ describe("the lifetime index of boxes", () => {
       expect((yield* boxes.expired(1_000_000)).map((record) => record.id)).toEqual(["long"])
       expect(Option.isSome(yield* boxes.get("short"))).toBe(true)
     }).pipe(Effect.provide(Repositories.boxesMemory)))
-})
-
-describe("the context of a request", () => {
-  const Shared = Context.GenericTag<"Shared", string>("test/Shared")
-  const shared = Context.make(Shared, "service").unsafeMap
-
-  it("reads its own entries over the shared services, and copies of it hold both", () => {
-    const map = new RequestContextMap(shared)
-    map.set(Principal.key, { keyId: "k" })
-    const context = Context.unsafeMake<never>(map)
-    expect(Context.unsafeGet(context, Shared as any)).toBe("service")
-    expect(Context.unsafeGet(context, Principal as any)).toEqual({ keyId: "k" })
-    expect(map.size).toBe(2)
-    expect([...map.keys()].sort()).toEqual([Principal.key, "test/Shared"].sort())
-    const copied = Context.add(context, HttpServerRequest.HttpServerRequest, {} as any)
-    expect(copied.unsafeMap.size).toBe(3)
-    expect(Context.unsafeGet(copied, Shared as any)).toBe("service")
-    map.set("test/Shared", "own")
-    expect(map.get("test/Shared")).toBe("own")
-    expect(map.size).toBe(2)
-    expect(Object.fromEntries(map)["test/Shared"]).toBe("own")
-    expect(shared.get("test/Shared")).toBe("service")
-  })
 })

@@ -11,7 +11,7 @@ import { Context, Deferred, Effect, Exit, Layer } from "effect"
 
 /**
  * Admission state: draining, every `/v1` request in flight, and requests in flight per organization (for the
- * new-organization cap). The `...Now` functions are the same steps run synchronously, for the request pipeline.
+ * new-organization cap).
  */
 export class Admission extends Context.Tag("boxkit/server/Admission")<Admission, {
   /** From now on new requests answer 503 with Retry-After; requests in flight finish. */
@@ -23,25 +23,19 @@ export class Admission extends Context.Tag("boxkit/server/Admission")<Admission,
   readonly awaitIdle: Effect.Effect<void>
   /**
    * Counts a request in, atomically with the draining check: false while draining (the request must not run).
-   * Every `true` must be followed by one {@link end}.
+   * Every `true` must be followed by one {@link end}. Synchronous, as the three below: these are this process's own
+   * counts of its requests (never stored), taken when a request arrives and given back when it ends, outside any
+   * fiber on the fast serving path.
    */
-  readonly begin: Effect.Effect<boolean>
+  readonly begin: () => boolean
   /** Counts a request out; completes {@link awaitIdle} waiters when none is left. */
-  readonly end: Effect.Effect<void>
+  readonly end: () => void
   /**
    * Counts a request of `orgId` in: false when `limit` requests of the organization are already in flight (the
    * request must not run). Every `true` must be followed by one {@link leave}.
    */
-  readonly enter: (orgId: string, limit: number) => Effect.Effect<boolean>
-  readonly leave: (orgId: string) => Effect.Effect<void>
-  /** {@link begin}, run now. */
-  readonly beginNow: () => boolean
-  /** {@link end}, run now. */
-  readonly endNow: () => void
-  /** {@link enter}, run now. */
-  readonly enterNow: (orgId: string, limit: number) => boolean
-  /** {@link leave}, run now. */
-  readonly leaveNow: (orgId: string) => void
+  readonly enter: (orgId: string, limit: number) => boolean
+  readonly leave: (orgId: string) => void
 }>() {}
 
 /** In-memory admission state. */
@@ -50,29 +44,6 @@ export const layer = Layer.sync(Admission, () => {
   let total = 0
   const perOrganization = new Map<string, number>()
   let idle: Array<Deferred.Deferred<void>> = []
-  const beginNow = () => {
-    if (draining) return false
-    total++
-    return true
-  }
-  const endNow = () => {
-    total--
-    if (total > 0 || idle.length === 0) return
-    const waiting = idle
-    idle = []
-    for (const deferred of waiting) Deferred.unsafeDone(deferred, Exit.void)
-  }
-  const enterNow = (orgId: string, limit: number) => {
-    const current = perOrganization.get(orgId) ?? 0
-    if (current >= limit) return false
-    perOrganization.set(orgId, current + 1)
-    return true
-  }
-  const leaveNow = (orgId: string) => {
-    const current = perOrganization.get(orgId) ?? 1
-    if (current <= 1) perOrganization.delete(orgId)
-    else perOrganization.set(orgId, current - 1)
-  }
   return {
     startDraining: Effect.sync(() => {
       draining = true
@@ -85,13 +56,28 @@ export const layer = Layer.sync(Admission, () => {
         idle.push(deferred)
         return Deferred.await(deferred)
       })),
-    begin: Effect.sync(beginNow),
-    end: Effect.sync(endNow),
-    enter: (orgId, limit) => Effect.sync(() => enterNow(orgId, limit)),
-    leave: (orgId) => Effect.sync(() => leaveNow(orgId)),
-    beginNow,
-    endNow,
-    enterNow,
-    leaveNow
+    begin: () => {
+      if (draining) return false
+      total++
+      return true
+    },
+    end: () => {
+      total--
+      if (total > 0 || idle.length === 0) return
+      const waiting = idle
+      idle = []
+      for (const deferred of waiting) Deferred.unsafeDone(deferred, Exit.void)
+    },
+    enter: (orgId, limit) => {
+      const current = perOrganization.get(orgId) ?? 0
+      if (current >= limit) return false
+      perOrganization.set(orgId, current + 1)
+      return true
+    },
+    leave: (orgId) => {
+      const current = perOrganization.get(orgId) ?? 1
+      if (current <= 1) perOrganization.delete(orgId)
+      else perOrganization.set(orgId, current - 1)
+    }
   }
 })

@@ -12,11 +12,11 @@
  *    with `Idempotent-Replayed: true`; 409 `conflict_error` for a reused key; 409 `server_error`
  *    `idempotent_request_in_flight`), then the handler.
  *
- * Steps 1-5 only read in-memory state and run as one plain function (`Started.admit`, no effect); the Node handler
- * runs them when a request arrives, reads the body with Node's events (`Started.readBody`), and only then starts
- * the request's fiber for step 7 and the contract (`Started.effect`). `handle` runs the same steps inside an
- * effect, for any `HttpServerRequest`. The caller is handed to the contract as a value (`run(principal, request)`),
- * not through a context merge; a key that was found once is not wrapped in a new `Redacted` again.
+ * Steps 1-5 are one effect (`admit`) that needs nothing from the request's context, and steps 6-7 another
+ * (`proceed`); `handle` runs both for any `HttpServerRequest`. The Node handler runs `admit` when a request arrives,
+ * reads the body with Node's events, and only then starts the request's fiber for `proceed`. The caller is handed
+ * to the contract as a value (`run(principal, request)`), not through a context merge; a key that was found once is
+ * not wrapped in a new `Redacted` again.
  *
  * Each rule has its own module: Admission.ts (steps 1 and 5), Authentication.ts (3), RequestBody.ts (6),
  * Idempotency.ts (7); this one runs them in order.
@@ -33,7 +33,7 @@ import { IdempotencyKeyHeader, IdempotentReplayedHeader } from "../../Contract/A
 import { currentPrincipal, type PrincipalShape } from "../../Contract/Principal.js"
 import * as ErrorResponse from "../http/ErrorResponse.js"
 import { Admission } from "./Admission.js"
-import { bearerValue, invalidKey, missingKey, principalOf } from "./Authentication.js"
+import { bearerValue, type Caller, invalidKey, lookUpCaller, missingKey } from "./Authentication.js"
 import * as Idempotency from "./Idempotency.js"
 import { emptyBody, hasBody, readGenericBody, withBody } from "./RequestBody.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
@@ -72,86 +72,56 @@ export type Handle = <E, R>(
   run: Run<E, R>
 ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 
-/** What a request took that it must give back when it ends: its in-flight count and its organization's slot. */
-class Admittance {
-  admitted = false
-  begun = false
-  organization: string | null = null
-  principal: PrincipalShape | undefined = undefined
-}
+/**
+ * The outcome of steps 1-5 for one request: `Refused` with the answer to send (nothing is held), or `Admitted` with
+ * the caller and `release`, which gives back what the request took (its in-flight count and its organization's
+ * slot) and must run once when the request has ended, whatever its outcome.
+ */
+export type Admit =
+  | { readonly _tag: "Refused"; readonly response: HttpServerResponse.HttpServerResponse }
+  | { readonly _tag: "Admitted"; readonly principal: PrincipalShape; readonly release: () => void }
 
-/** The parts of a pipeline a {@link Started} request uses. */
-interface StartedRules {
-  readonly admit: (request: HttpServerRequest.HttpServerRequest, admittance: Admittance) => HttpServerResponse.HttpServerResponse | undefined
-  readonly finish: (admittance: Admittance) => void
+/** The request pipeline: its steps, and the whole of it as one effect. */
+export interface Pipeline {
+  /** Runs the rules for `request`, then `run`; what admission took is given back when it ends. */
+  readonly handle: Handle
+  /**
+   * Steps 1-5 (draining and the in-flight count, declared length, authentication, credits, the new-organization
+   * cap). Needs nothing from the context, so that a server can run it before the request's own fiber starts.
+   */
+  readonly admit: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<Admit>
+  /**
+   * {@link Pipeline.admit} decided now, without an effect, when the caller is in the pipeline's index of recent
+   * callers; undefined when the identity store must be asked (then run `admit`).
+   */
+  readonly admitNow: (request: HttpServerRequest.HttpServerRequest) => Admit | undefined
+  /**
+   * Steps 6-7 and `run`, for an admitted caller. `body` is the body when it was read already (see
+   * {@link Pipeline.refuseBody}); otherwise it is read here.
+   */
+  readonly proceed: <E, R>(
+    request: HttpServerRequest.HttpServerRequest,
+    principal: PrincipalShape,
+    run: Run<E, R>,
+    body?: Uint8Array
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  /** The answer to a body that could not be taken (too large, unreadable), or undefined when it was read. */
+  readonly refuseBody: (read: NodeRequest.BodyRead) => HttpServerResponse.HttpServerResponse | undefined
+  /** The body limit of every `/v1` request, in bytes. */
   readonly maxBodyBytes: number
-  readonly tooLarge: () => HttpServerResponse.HttpServerResponse
-  readonly unreadable: (message: string) => HttpServerResponse.HttpServerResponse
 }
 
 /**
- * A request started with {@link Pipeline.start} (a class, so that no closure is made per request). Either run
- * {@link Started.effect} from the start, or first {@link Started.admit} it and {@link Started.readBody} (outside any
- * fiber), then run the effect for the rest; in both cases call {@link Started.done} once when it has ended.
+ * How long the pipeline answers a key from its index of recent callers before it asks the identity store again, in
+ * milliseconds: the longest a change to a key or its organization (credits) made elsewhere (another instance on a
+ * shared database) takes to apply. docs/ASSUMPTIONS.md "Serving".
  */
-export class Started<E, R> {
-  constructor(
-    /** Steps 1-7 (1-5 and the body read skipped when done already), then the contract. */
-    readonly effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
-    private readonly request: HttpServerRequest.HttpServerRequest,
-    private readonly admittance: Admittance,
-    private readonly rules: StartedRules
-  ) {}
+export const callerIndexMillis = 5_000
 
-  /**
-   * Steps 1-5 (draining and the in-flight count, declared length, authentication, credits, the new-organization
-   * cap), now: the refusal to answer, if any.
-   */
-  admit(): HttpServerResponse.HttpServerResponse | undefined {
-    return this.rules.admit(this.request, this.admittance)
-  }
-
-  /**
-   * Reads the body of a {@link NodeRequest.LocalRequest} into it (at most `maxBodyBytes`; see
-   * {@link NodeRequest.readNodeBody}), then calls `then` with the refusal to answer (too large, unreadable) or
-   * undefined to go on. Any other request, or one without a body, goes on at once.
-   */
-  readBody(then: (refusal: HttpServerResponse.HttpServerResponse | undefined) => void): void {
-    const request = this.request
-    if (!(request instanceof NodeRequest.LocalRequest) || !hasBody(request.headers)) return then(undefined)
-    const rules = this.rules
-    NodeRequest.readNodeBodyThen(request.source, rules.maxBodyBytes, (read) => {
-      switch (read._tag) {
-        case "Read":
-          request.setBody(read.bytes)
-          return then(undefined)
-        case "TooLarge":
-          return then(rules.tooLarge())
-        case "Failed":
-          return then(rules.unreadable(read.message))
-      }
-    })
-  }
-
-  /** Counts the request out (once; nothing when it was never counted in). */
-  done(): void {
-    this.rules.finish(this.admittance)
-  }
-}
-
-/** The request pipeline, two ways to run it. */
-export interface Pipeline {
-  /** Runs the rules for `request`, then `run`; counts the request in and out of the in-flight figures. */
-  readonly handle: Handle
-  /**
-   * The same, for a caller that runs each request in a fiber of its own: `effect` counts the request in; `done()`
-   * (to call once, as a method, when the request's fiber has ended, whatever its outcome) counts it out.
-   */
-  readonly start: <E, R>(request: HttpServerRequest.HttpServerRequest, run: Run<E, R>) => Started<E, R>
-}
+const refused = (response: HttpServerResponse.HttpServerResponse): Admit => ({ _tag: "Refused", response })
 
 /** Builds the request pipeline over the services in context. */
-export const makePipeline: Effect.Effect<
+export const make: Effect.Effect<
   Pipeline,
   never,
   LocalServiceConfig | Identity | Admission | Idempotency.IdempotencyStore
@@ -163,14 +133,10 @@ export const makePipeline: Effect.Effect<
   const store = yield* Idempotency.IdempotencyStore
   const newOrgWindowMillis = Duration.toMillis(config.newOrgWindow)
   const maxBodyBytes = config.maxBodyBytes
-  // The redacted form of each key that was found once, so a request with a known key makes no new `Redacted` (each
-  // one is registered in a global weak map). Only keys the identity store knows get here: at most one per API key.
-  const knownKeys = new Map<string, Redacted.Redacted<string>>()
 
-  const draining = () =>
-    ErrorResponse.fromApiError(
-      ApiError.make.unavailable("The service is shutting down. Retry after the Retry-After delay.", config.retryAfter)
-    )
+  const draining = refused(ErrorResponse.fromApiError(
+    ApiError.make.unavailable("The service is shutting down. Retry after the Retry-After delay.", config.retryAfter)
+  ))
 
   const runIdempotent = <E, R>(
     inner: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
@@ -251,7 +217,6 @@ export const makePipeline: Effect.Effect<
   /** Step 7: the body is read; idempotency, then the contract. */
   function forward<E, R>(
     request: HttpServerRequest.HttpServerRequest,
-    headers: HttpServerRequest.HttpServerRequest["headers"],
     principal: PrincipalShape,
     run: Run<E, R>,
     body: Uint8Array
@@ -260,7 +225,7 @@ export const makePipeline: Effect.Effect<
     if (request instanceof NodeRequest.LocalRequest) request.setBody(body)
     else forwarded = withBody(request, body)
     const handled = run(principal, forwarded)
-    const key = headers[IdempotencyKeyHeader]
+    const key = request.headers[IdempotencyKeyHeader]
     if (key !== undefined && key.trim() !== "") {
       const queryAt = request.url.indexOf("?")
       const route = Routes.match(request.method, queryAt < 0 ? request.url : request.url.slice(0, queryAt))
@@ -269,142 +234,145 @@ export const makePipeline: Effect.Effect<
     return handled
   }
 
-  /** Steps 5-7, for an authenticated caller whose organization (if any) passed the credits check. */
-  function admitted<E, R>(
+  const refuseBody = (read: NodeRequest.BodyRead): HttpServerResponse.HttpServerResponse | undefined => {
+    switch (read._tag) {
+      case "Read":
+        return undefined
+      case "TooLarge":
+        return tooLarge(`more than ${maxBodyBytes} bytes`, maxBodyBytes)
+      case "Failed":
+        return ErrorResponse.fromApiError(ApiError.make.invalidRequest(`Request body could not be read: ${read.message}`))
+    }
+  }
+
+  /** Steps 6-7, for an authenticated caller whose organization (if any) passed the credits check. */
+  function proceed<E, R>(
     request: HttpServerRequest.HttpServerRequest,
-    headers: HttpServerRequest.HttpServerRequest["headers"],
     principal: PrincipalShape,
-    run: Run<E, R>
+    run: Run<E, R>,
+    body?: Uint8Array
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> {
-    if ((headers["content-type"] ?? "").toLowerCase().includes("multipart/")) {
+    if ((request.headers["content-type"] ?? "").toLowerCase().includes("multipart/")) {
       // No operation takes multipart bodies, and a buffered body cannot be handed on as one.
       return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.invalidRequest(
         "Content-Type multipart/* is not accepted: bodies are JSON (clipboard: text/plain or image/*).",
         "Content-Type"
       )))
     }
-    if (request instanceof NodeRequest.LocalRequest && request.bodyBytes !== undefined) {
-      return forward(request, headers, principal, run, request.bodyBytes)
-    }
-    if (!hasBody(headers)) return forward(request, headers, principal, run, emptyBody)
+    if (body !== undefined) return forward(request, principal, run, body)
+    if (!hasBody(request.headers)) return forward(request, principal, run, emptyBody)
     const read = request instanceof NodeRequest.LocalRequest
       ? NodeRequest.readNodeBody(request.source, maxBodyBytes)
       : readGenericBody(request, maxBodyBytes)
     return Effect.flatMap(read, (result) => {
-      switch (result._tag) {
-        case "Read":
-          return forward(request, headers, principal, run, result.bytes)
-        case "TooLarge":
-          return Effect.succeed(tooLarge(`more than ${maxBodyBytes} bytes`, maxBodyBytes))
-        case "Failed":
-          return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.invalidRequest(
-            `Request body could not be read: ${result.message}`
-          )))
-      }
+      const refusal = refuseBody(result)
+      return refusal !== undefined || result._tag !== "Read"
+        ? Effect.succeed(refusal!)
+        : forward(request, principal, run, result.bytes)
     })
   }
 
+  /** Gives back what an admitted request took: its organization's slot (if any), then its in-flight count. */
+  const releaseOf = (orgId: string | null) =>
+    orgId === null
+      ? admission.end
+      : () => {
+        admission.leave(orgId)
+        admission.end()
+      }
+
   /**
-   * Steps 1-5, now (they only read in-memory state): the refusal to answer, if any. Otherwise the caller is in
-   * `admittance.principal`, and the request is counted in flight (and in its organization's cap).
+   * Steps 1-5 for a request whose caller was looked up (`caller` undefined: no such key; `missing`: no key sent).
+   * The one home of these rules, whichever way the caller was found.
    */
-  function admit(request: HttpServerRequest.HttpServerRequest, admittance: Admittance) {
-    admittance.admitted = true
-    // 1. draining (atomic with the in-flight count)
-    if (!admission.beginNow()) return draining()
-    admittance.begun = true
-    const headers = request.headers
+  const decide = (request: HttpServerRequest.HttpServerRequest, caller: Caller | undefined | "missing"): Admit => {
+    // 1. draining, atomic with the in-flight count
+    if (!admission.begin()) return draining
+    const outcome = afterBegin(request, caller)
+    if (outcome._tag === "Refused") admission.end()
+    return outcome
+  }
+
+  const afterBegin = (request: HttpServerRequest.HttpServerRequest, caller: Caller | undefined | "missing"): Admit => {
     // 2. declared length
-    const declaredLength = headers["content-length"]
+    const declaredLength = request.headers["content-length"]
     if (declaredLength !== undefined && Number(declaredLength) > maxBodyBytes) {
-      return tooLarge(`${declaredLength} bytes`, maxBodyBytes)
+      return refused(tooLarge(`${declaredLength} bytes`, maxBodyBytes))
     }
     // 3. authentication
-    const value = bearerValue(headers.authorization)
-    if (value === undefined) return ErrorResponse.fromApiError(missingKey())
-    const known = knownKeys.get(value)
-    const key = known ?? Redacted.make(value)
-    const record = identity.findKeyNow(key)
-    if (record === undefined) return ErrorResponse.fromApiError(invalidKey())
-    if (known === undefined) knownKeys.set(value, key)
-    const principal = principalOf(record, record.userId === null ? undefined : identity.userNow(record.userId))
-    admittance.principal = principal
-    const orgId = principal.organizationOfUser
-    if (orgId === null) return undefined
-    const organization = identity.organizationNow(orgId)
-    if (organization === undefined) return undefined
+    if (caller === "missing") return refused(ErrorResponse.fromApiError(missingKey()))
+    if (caller === undefined) return refused(ErrorResponse.fromApiError(invalidKey()))
+    const { organization, principal } = caller
+    if (organization === undefined) return { _tag: "Admitted", principal, release: admission.end }
     // 4. credits
-    if (!organization.credits) return ErrorResponse.fromApiError(ApiError.make.billing(config.billingUrl))
+    if (!organization.credits) return refused(ErrorResponse.fromApiError(ApiError.make.billing(config.billingUrl)))
     // 5. the new-organization cap
     const isNew = clock.unsafeCurrentTimeMillis() - organization.createdAtMillis < newOrgWindowMillis
-    if (!admission.enterNow(orgId, isNew ? config.newOrgInFlightCap : Number.POSITIVE_INFINITY)) {
-      return ErrorResponse.fromApiError(ApiError.make.rateLimited(config.retryAfter))
+    if (!admission.enter(organization.id, isNew ? config.newOrgInFlightCap : Number.POSITIVE_INFINITY)) {
+      return refused(ErrorResponse.fromApiError(ApiError.make.rateLimited(config.retryAfter)))
     }
-    admittance.organization = orgId
+    return { _tag: "Admitted", principal, release: releaseOf(organization.id) }
+  }
+
+  // The callers of recent requests by key, each for `callerIndexMillis` after it was looked up: most requests are
+  // admitted without asking the identity store (only known keys are kept: at most one entry per API key).
+  const callers = new Map<string, { readonly caller: Caller; readonly until: number }>()
+
+  /** The caller of `value` from the index; undefined when it is not there or too old. */
+  const indexed = (value: string): Caller | undefined => {
+    const entry = callers.get(value)
+    if (entry === undefined) return undefined
+    if (clock.unsafeCurrentTimeMillis() < entry.until) return entry.caller
+    callers.delete(value)
     return undefined
   }
 
-  /** Steps 1-7 for one request (1-5 unless admitted already); `admittance` records what to count out at the end. */
-  function steps<E, R>(
-    request: HttpServerRequest.HttpServerRequest,
-    run: Run<E, R>,
-    admittance: Admittance
-  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> {
-    if (!admittance.admitted) {
-      const refused = admit(request, admittance)
-      if (refused !== undefined) return Effect.succeed(refused)
-    }
-    if (admittance.principal === undefined) return Effect.die(new Error("RequestPipeline: a refused request was run"))
-    return admitted(request, request.headers, admittance.principal, run)
+  const admitNow = (request: HttpServerRequest.HttpServerRequest): Admit | undefined => {
+    const value = bearerValue(request.headers.authorization)
+    if (value === undefined) return decide(request, "missing")
+    const caller = indexed(value)
+    return caller === undefined ? undefined : decide(request, caller)
   }
 
-  /** What {@link Started} needs of this pipeline. */
-  const rules: StartedRules = {
-    admit,
-    finish: (admittance) => finish(admittance),
-    maxBodyBytes,
-    tooLarge: () => tooLarge(`more than ${maxBodyBytes} bytes`, maxBodyBytes),
-    unreadable: (message) =>
-      ErrorResponse.fromApiError(ApiError.make.invalidRequest(`Request body could not be read: ${message}`))
-  }
-
-  function finish(admittance: Admittance) {
-    if (!admittance.begun) return
-    admittance.begun = false
-    if (admittance.organization !== null) admission.leaveNow(admittance.organization)
-    admittance.organization = null
-    admission.endNow()
-  }
+  const admit = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Admit> =>
+    Effect.suspend(() => {
+      const now = admitNow(request)
+      if (now !== undefined) return Effect.succeed(now)
+      const value = bearerValue(request.headers.authorization)!
+      return Effect.map(lookUpCaller(identity, Redacted.make(value)), (caller) => {
+        if (caller !== undefined) {
+          callers.set(value, { caller, until: clock.unsafeCurrentTimeMillis() + callerIndexMillis })
+        }
+        return decide(request, caller)
+      })
+    })
 
   return {
+    admit,
+    admitNow,
+    proceed,
+    refuseBody,
+    maxBodyBytes,
     handle: <E, R>(request: HttpServerRequest.HttpServerRequest, run: Run<E, R>) =>
-      Effect.suspend(() => {
-        const admittance = new Admittance()
-        const effect = steps(request, run, admittance)
-        return admittance.begun ? Effect.onExit(effect, () => Effect.sync(() => finish(admittance))) : effect
-      }),
-    start: <E, R>(request: HttpServerRequest.HttpServerRequest, run: Run<E, R>) => {
-      const admittance = new Admittance()
-      return new Started(Effect.suspend(() => steps(request, run, admittance)), request, admittance, rules)
-    }
+      Effect.acquireUseRelease(
+        admit(request),
+        (outcome) =>
+          outcome._tag === "Refused"
+            ? Effect.succeed(outcome.response)
+            : Effect.interruptible(proceed(request, outcome.principal, run)),
+        (outcome) => outcome._tag === "Admitted" ? Effect.sync(outcome.release) : Effect.void
+      )
   }
 })
 
-/** Builds the request pipeline ({@link Handle}) over the services in context. */
-export const makeHandle: Effect.Effect<
-  Handle,
-  never,
-  LocalServiceConfig | Identity | Admission | Idempotency.IdempotencyStore
-> = Effect.map(makePipeline, (pipeline) => pipeline.handle)
-
 /**
- * Wraps an `HttpApp` with the rules that apply to every `/v1` request ({@link makeHandle}); the caller is handed to
+ * Wraps an `HttpApp` with the rules that apply to every `/v1` request ({@link make}); the caller is handed to
  * the app through `currentPrincipal` (read by the contract's `Authorization` middleware). Failures of the pipeline
  * itself are answered with the error envelope.
  */
-export const make = Effect.map(
-  makeHandle,
-  (handle) =>
+export const middleware = Effect.map(
+  make,
+  ({ handle }) =>
   <E, R>(inner: HttpApp.Default<E, R>): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
       handle(request, (principal, forwarded) =>

@@ -46,15 +46,6 @@ export class Identity extends Context.Tag("boxkit/server/Identity")<Identity, {
   readonly addOrganization: (record: OrganizationRecord) => Effect.Effect<void>
   readonly addUser: (record: UserRecord) => Effect.Effect<void>
   readonly addKey: (key: Redacted.Redacted<string>, record: Omit<ApiKeyRecord, "keyId">) => Effect.Effect<ApiKeyRecord>
-  /**
-   * {@link findKey}, answered now: the request pipeline authenticates every request before its fiber starts (an
-   * implementation backed by a slower store answers these from an in-memory index of it).
-   */
-  readonly findKeyNow: (key: Redacted.Redacted<string>) => ApiKeyRecord | undefined
-  /** {@link user}, answered now. */
-  readonly userNow: (id: string) => UserRecord | undefined
-  /** {@link organization}, answered now. */
-  readonly organizationNow: (id: string) => OrganizationRecord | undefined
 }>() {}
 
 /** The non-reversible id of an API key: the first 16 hex digits of its SHA-256. */
@@ -261,9 +252,6 @@ export const identityMemory = Layer.sync(Identity, () => {
   const keys = new Map<string, ApiKeyRecord>()
   return {
     findKey: (key) => Effect.sync(() => Option.fromNullable(keys.get(Redacted.value(key)))),
-    findKeyNow: (key) => keys.get(Redacted.value(key)),
-    userNow: (id) => users.map.get(id),
-    organizationNow: (id) => organizations.map.get(id),
     organization: organizations.get,
     user: users.get,
     organizations: organizations.list,
@@ -422,8 +410,11 @@ export const logsMemory = Layer.sync(Logs, () => {
   }
 })
 
+/** Every repository service of the local service. */
+export type Repositories = Identity | Apps | Secrets | EgressPolicies | Boxes | TcpAddresses | Responses | Logs
+
 /** Every repository, in memory. */
-export const layerMemory = Layer.mergeAll(
+export const layerMemory: Layer.Layer<Repositories> = Layer.mergeAll(
   identityMemory,
   appsMemory,
   secretsMemory,

@@ -13,7 +13,7 @@
  * buffer from Node's pool), with the status, encoding and emptiness of the answer read from the contract when
  * building, and the handler run in the request's own context (which the Node handler builds over the groups'
  * services: no merge per request). {@link dispatcher} routes requests with the router `HttpRouter` uses
- * (`find-my-way-ts`), putting the route parameters and query into the request's context in place.
+ * (`find-my-way-ts`), providing the route parameters and query to the route.
  *
  * Endpoints this does not compile (groups built with `HttpApiBuilder.group` directly, several success schemas,
  * multipart streams, group or endpoint middleware) keep `HttpApiBuilder`'s route unchanged. Decoding failures are
@@ -250,29 +250,33 @@ const requestPayloadNow = (
 /** Query parameters as `HttpApiBuilder` hands them to the decoder: arrays where the schema wants several values. */
 const normalizeUrlParams = QueryParams.normalize
 
+/** What a route is run with: the request, its route parameters and its parsed query. */
+export interface RouteInput {
+  readonly request: HttpServerRequest.HttpServerRequest
+  readonly params: Readonly<Record<string, string | undefined>>
+  readonly query: Readonly<Record<string, string | Array<string>>>
+}
+
 /** One decoding step of a request: where its input comes from and where its output goes in the handler's input. */
 interface Step {
   readonly key: "path" | "payload" | "headers" | "urlParams"
   readonly decoder: Decoder
   /** The input, now; undefined when it can only be read with an effect. */
-  readonly now: (
-    context: Context.Context<never>,
-    request: HttpServerRequest.HttpServerRequest
-  ) => { readonly value: unknown } | { readonly defect: unknown } | undefined
+  readonly now: (input: RouteInput) => { readonly value: unknown } | { readonly defect: unknown } | undefined
   /** The input, read with an effect. */
-  readonly effect: (context: Context.Context<never>, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<unknown>
+  readonly effect: (input: RouteInput) => Effect.Effect<unknown>
 }
 
-const paramsOf = (context: Context.Context<never>) => Context.unsafeGet(context, HttpRouter.RouteContext).params
-const queryOf = (context: Context.Context<never>) => Context.unsafeGet(context, HttpServerRequest.ParsedSearchParams)
-
-/** The routes compiled here (they answer an `HttpServerResponse`: no `Respondable` conversion is needed). */
-const compiledRoutes = new WeakSet<object>()
+/**
+ * The routes compiled here, with the function each runs for a request (they answer an `HttpServerResponse`: no
+ * `Respondable` conversion is needed).
+ */
+const compiledRoutes = new WeakMap<object, (input: RouteInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>>()
 
 /**
- * The route of one handled endpoint, or undefined when it is not compiled (see the module docs). The route reads
- * the request, its route parameters and query from the context, as `HttpApiBuilder`'s route does, and needs every
- * service of its group in the context of the request. Per request: the decoders run synchronously (no effect per
+ * The route of one handled endpoint, or undefined when it is not compiled (see the module docs). As a route, it
+ * reads the request, its route parameters and query from the context, as `HttpApiBuilder`'s route does; the
+ * {@link dispatcher} hands them to it directly. It needs every service of its group in the context of the request. Per request: the decoders run synchronously (no effect per
  * step) when the body is in memory and the schemas allow it, then the handler, then the encoder.
  */
 export const compile = (item: HttpApiBuilder.Handlers.Item<any, any>): HttpRouter.Route<unknown, never> | undefined => {
@@ -289,24 +293,24 @@ export const compile = (item: HttpApiBuilder.Handlers.Item<any, any>): HttpRoute
     steps.push({
       key: "path",
       decoder: decoder(endpoint.pathSchema.value),
-      now: (context) => ({ value: paramsOf(context) }),
-      effect: (context) => Effect.sync(() => paramsOf(context))
+      now: (input) => ({ value: input.params }),
+      effect: (input) => Effect.sync(() => input.params)
     })
   }
   if (!item.withFullRequest && Option.isSome(endpoint.payloadSchema)) {
     steps.push({
       key: "payload",
       decoder: decoder(endpoint.payloadSchema.value),
-      now: (context, request) => requestPayloadNow(request, queryOf(context)),
-      effect: (context, request) => requestPayload(request, queryOf(context))
+      now: (input) => requestPayloadNow(input.request, input.query),
+      effect: (input) => requestPayload(input.request, input.query)
     })
   }
   if (Option.isSome(endpoint.headersSchema)) {
     steps.push({
       key: "headers",
       decoder: decoder(endpoint.headersSchema.value),
-      now: (_, request) => ({ value: request.headers }),
-      effect: (_, request) => Effect.sync(() => request.headers)
+      now: (input) => ({ value: input.request.headers }),
+      effect: (input) => Effect.sync(() => input.request.headers)
     })
   }
   if (Option.isSome(endpoint.urlParamsSchema)) {
@@ -314,8 +318,8 @@ export const compile = (item: HttpApiBuilder.Handlers.Item<any, any>): HttpRoute
     steps.push({
       key: "urlParams",
       decoder: decoder(endpoint.urlParamsSchema.value),
-      now: (context) => ({ value: normalizeUrlParams(queryOf(context), ast) }),
-      effect: (context) => Effect.sync(() => normalizeUrlParams(queryOf(context), ast))
+      now: (input) => ({ value: normalizeUrlParams(input.query, ast) }),
+      effect: (input) => Effect.sync(() => normalizeUrlParams(input.query, ast))
     })
   }
   const handler = item.handler
@@ -334,40 +338,45 @@ export const compile = (item: HttpApiBuilder.Handlers.Item<any, any>): HttpRoute
   /** Steps `from` onwards with effects, then the handler. */
   const withEffects = (
     from: number,
-    context: Context.Context<never>,
-    request: HttpServerRequest.HttpServerRequest,
+    route: RouteInput,
     input: Record<string, unknown>
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
     let program: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> = Effect.suspend(() => respond(input))
     for (let index = steps.length - 1; index >= from; index--) {
       const step = steps[index]
-      const decoded = Effect.catchAll(Effect.flatMap(step.effect(context, request), step.decoder.effect), decodeFailure)
+      const decoded = Effect.catchAll(Effect.flatMap(step.effect(route), step.decoder.effect), decodeFailure)
       program = Effect.zipRight(Effect.map(decoded, (value) => (input[step.key] = value)), program)
     }
     return program
   }
 
-  const route: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> = Effect.withFiberRuntime((fiber) => {
-    const context = fiber.currentContext
-    const request = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
-    const input: Record<string, unknown> = { request }
+  const run = (route: RouteInput): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
+    const input: Record<string, unknown> = { request: route.request }
     for (let index = 0; index < steps.length; index++) {
       const step = steps[index]
-      const raw = step.now(context, request)
-      if (raw === undefined) return withEffects(index, context, request, input)
+      const raw = step.now(route)
+      if (raw === undefined) return withEffects(index, route, input)
       if ("defect" in raw) return Effect.die(raw.defect)
       const decoded = step.decoder.sync(raw.value)
       if (Either.isRight(decoded)) {
         input[step.key] = decoded.right
         continue
       }
-      if (needsEffect(decoded.left)) return withEffects(index, context, request, input)
+      if (needsEffect(decoded.left)) return withEffects(index, route, input)
       return decodeFailure(new ParseResult.ParseError({ issue: decoded.left }))
     }
     return respond(input)
+  }
+  const routed: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> = Effect.withFiberRuntime((fiber) => {
+    const context = fiber.currentContext
+    return run({
+      request: Context.unsafeGet(context, HttpServerRequest.HttpServerRequest),
+      params: Context.unsafeGet(context, HttpRouter.RouteContext).params,
+      query: Context.unsafeGet(context, HttpServerRequest.ParsedSearchParams)
+    })
   })
-  const compiled = HttpRouter.makeRoute(endpoint.method, endpoint.path, route, { uninterruptible: item.uninterruptible })
-  compiledRoutes.add(compiled)
+  const compiled = HttpRouter.makeRoute(endpoint.method, endpoint.path, routed, { uninterruptible: item.uninterruptible })
+  compiledRoutes.set(compiled, run)
   return compiled
 }
 
@@ -417,8 +426,8 @@ class RouteContextImpl implements HttpRouter.RouteContext {
 /**
  * Routes a request as `HttpRouter.toHttpApp` does (the same router, `find-my-way-ts`, with `config`; `HEAD` falls
  * back to `GET`; no route is `RouteNotFound`; a route is interruptible unless marked otherwise; the route's path on
- * the parent span as `http.route`), except that the route parameters and query go into `context`, the request's
- * own context map (see NodeHandler.ts), instead of a copy of the whole context provided around the route.
+ * the parent span as `http.route`). A compiled route is handed its parameters and query directly; any other gets
+ * them in its context, as `HttpRouter` provides them.
  */
 export const dispatcher = (
   routes: ReadonlyArray<HttpRouter.Route<unknown, unknown>>,
@@ -429,24 +438,32 @@ export const dispatcher = (
     if (route.method === "*") router.all(route.path, route)
     else router.on(route.method, route.path, route)
   }
-  return (
-    context: Map<string, unknown>,
-    request: HttpServerRequest.HttpServerRequest
-  ): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
+  return (request: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
     let found = router.find(request.method, request.url)
     if (found === undefined && request.method === "HEAD") found = router.find("GET", request.url)
     if (found === undefined) return Effect.fail(new HttpServerError.RouteNotFound({ request }))
     const route = found.handler
-    context.set(HttpServerRequest.ParsedSearchParams.key, found.searchParams)
-    context.set(HttpRouter.RouteContext.key, new RouteContextImpl(route, found.params))
-    const span = context.get(Tracer.ParentSpan.key) as Tracer.AnySpan | undefined
-    if (span !== undefined && span._tag === "Span") span.attribute("http.route", route.path)
-    const response = compiledRoutes.has(route)
-      ? route.handler as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
-      : Effect.flatMap(route.handler as Effect.Effect<unknown, unknown>, (value) =>
-        HttpServerResponse.isServerResponse(value)
-          ? Effect.succeed(value)
-          : HttpServerRespondable.toResponse(value as HttpServerRespondable.Respondable))
-    return route.uninterruptible ? response : Effect.interruptible(response)
+    const run = compiledRoutes.get(route)
+    const { params, searchParams } = found
+    const response = run !== undefined
+      ? run({ request, params, query: searchParams })
+      : Effect.flatMap(
+        Effect.mapInputContext(route.handler as Effect.Effect<unknown, unknown>, (context: Context.Context<never>) =>
+          Context.add(
+            Context.add(context, HttpServerRequest.ParsedSearchParams, searchParams),
+            HttpRouter.RouteContext,
+            new RouteContextImpl(route, params)
+          )),
+        (value) =>
+          HttpServerResponse.isServerResponse(value)
+            ? Effect.succeed(value)
+            : HttpServerRespondable.toResponse(value as HttpServerRespondable.Respondable)
+      )
+    const routed = Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown>((fiber) => {
+      const span = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
+      if (span._tag === "Some" && span.value._tag === "Span") span.value.attribute("http.route", route.path)
+      return response
+    })
+    return route.uninterruptible ? routed : Effect.interruptible(routed)
   }
 }

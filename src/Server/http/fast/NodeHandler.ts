@@ -4,17 +4,17 @@
  * answers written straight to Node's response.
  *
  * A `/v1` request: steps 1-5 of the request pipeline (RequestPipeline.ts: draining, declared length,
- * authentication, credits, the new-organization cap) run when it arrives, as plain code; its body is read with
- * Node's events; then one fiber (uninterruptible, except where the router and the fault injector allow it) runs
- * idempotency and the route, with the caller, route parameters and query put into the request's own context; every
- * failure is answered with the error envelope (ErrorResponse.ts). The answer is written when the fiber ends. With a
- * fault configured, the whole pipeline runs in the fiber behind the fault injector instead, faults first.
+ * authentication, credits, the new-organization cap) run when it arrives, in a short fiber of their own; its body is
+ * read with Node's events; then one fiber (uninterruptible, except where the router and the fault injector allow it)
+ * runs idempotency and the route, with the caller, route parameters and query provided to the route; every failure
+ * is answered with the error envelope (ErrorResponse.ts). The answer is written when the fiber ends. With a fault
+ * configured, the whole pipeline runs in the fiber behind the fault injector instead, faults first.
  *
  * Left out compared with `HttpApiBuilder.httpApp` served by `HttpServer.serve`: the server span (on with
  * `LocalServiceConfig.requestTracing`), pre-response handlers, the contract-level
  * `Authorization` middleware (the pipeline already resolved the caller: see {@link make}), the error encoding of the
- * contract (every failure is answered by ErrorResponse.ts, as before), context merges and copies per request, and
- * the fault injector when no fault is configured. `GET /openapi.json` is answered without a fiber, from bytes
+ * contract (every failure is answered by ErrorResponse.ts, as before), and the fault injector when no fault is
+ * configured. `GET /openapi.json` is answered without a fiber, from bytes
  * encoded once.
  *
  * Source: issue 6 (optimization: "cut machinery per request, not behaviour"); ../shared/notes/effect-3.22.md
@@ -44,16 +44,8 @@ import * as ContractRoutes from "./ContractRoutes.js"
 import * as ErrorResponse from "../ErrorResponse.js"
 import { FaultInjection } from "../../pipeline/FaultInjection.js"
 import { LocalServiceConfig } from "../../LocalServiceConfig.js"
-import { LocalRequest } from "./NodeRequest.js"
+import { hasBody, LocalRequest, readNodeBodyThen } from "./NodeRequest.js"
 import * as RequestPipeline from "../../pipeline/RequestPipeline.js"
-
-/** Runs `effect` with a fresh `Scope` in the fiber's own context (see `make`), closed with its exit. */
-const withRequestScope = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(Scope.make(), (scope) =>
-    Effect.withFiberRuntime<A, E, R>((fiber) => {
-      fiber.currentContext.unsafeMap.set(Scope.Scope.key, scope)
-      return Effect.onExit(effect, (exit) => Scope.close(scope, exit))
-    }))
 
 /** A Node `request` listener. */
 export type NodeListener = (request: IncomingMessage, response: ServerResponse) => void
@@ -240,52 +232,6 @@ export const traceRequest = <E, R>(
     })
   })
 
-/**
- * The context map of one request: its own entries (the request, the caller, the route), over the services shared by
- * every request, without copying them. Reads fall back to the shared services; iteration and `size` show both, own
- * entries winning, so a copy made by `Context.add`, `Context.merge` and the like is the plain union.
- */
-export class RequestContextMap extends Map<string, unknown> {
-  constructor(private readonly shared: ReadonlyMap<string, unknown>) {
-    super()
-  }
-
-  override has(key: string): boolean {
-    return super.has(key) || this.shared.has(key)
-  }
-
-  override get(key: string): unknown {
-    return super.has(key) ? super.get(key) : this.shared.get(key)
-  }
-
-  override get size(): number {
-    let size = this.shared.size
-    for (const key of super.keys()) if (!this.shared.has(key)) size++
-    return size
-  }
-
-  override *entries(): MapIterator<[string, unknown]> {
-    for (const entry of this.shared) if (!super.has(entry[0])) yield entry
-    yield* super.entries()
-  }
-
-  override [Symbol.iterator](): MapIterator<[string, unknown]> {
-    return this.entries()
-  }
-
-  override *keys(): MapIterator<string> {
-    for (const [key] of this.entries()) yield key
-  }
-
-  override *values(): MapIterator<unknown> {
-    for (const [, value] of this.entries()) yield value
-  }
-
-  override forEach(callback: (value: unknown, key: string, map: Map<string, unknown>) => void, thisArg?: unknown): void {
-    for (const [key, value] of this.entries()) callback.call(thisArg, value, key, this)
-  }
-}
-
 /** The answer to a cause that reached the top of a request: interruptions stay interruptions. */
 const envelope = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest) =>
   Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : ErrorResponse.fromCause(cause, request)
@@ -309,62 +255,84 @@ export const make = (extra: ExtraRoutes) =>
     }
     const contract = yield* ContractRoutes.routes
     const dispatch = ContractRoutes.dispatcher(contract.routes, RequestPipeline.routerConfig)
-    const pipeline = yield* RequestPipeline.makePipeline
+    const pipeline = yield* RequestPipeline.make
     const faults = yield* FaultInjection
     const runtime = yield* Effect.runtime<never>()
     // The context of every request: the services of the contract's groups (what their handlers use), without the
-    // groups' layer scope, shared (RequestContextMap), plus the request; the caller is added once known. The fiber
-    // refs are the service's (logger, tracer, clock: a TestClock in tests). Fibers start uninterruptible (the router
-    // makes a handler interruptible, the fault injector its latency), as `HttpServer.serve` runs requests.
+    // groups' layer scope, plus the request and, when known before the fiber starts, the caller (one copy of the
+    // services per request). The fiber refs are the service's (logger, tracer, clock: a TestClock in tests). Fibers
+    // start uninterruptible (the router makes a handler interruptible, the fault injector its latency), as
+    // `HttpServer.serve` runs requests.
     const services = Context.omit(Scope.Scope)(contract.services).unsafeMap
     const fiberRefs = runtime.fiberRefs
     const runtimeFlags = RuntimeFlags.disable(runtime.runtimeFlags, RuntimeFlags.Interruption)
-    const fork = <A>(request: LocalRequest, effect: Effect.Effect<A, unknown>) => {
-      const context = new RequestContextMap(services)
+    const runIn = Runtime.runFork(Runtime.make({ context: Context.empty(), fiberRefs, runtimeFlags }))
+    /** The context of one request: the services, the request and, when given, the caller. */
+    const contextOf = (request: LocalRequest, principal: Principal["Type"] | undefined) => {
+      const context = new Map(services)
       context.set(HttpServerRequest.HttpServerRequest.key, request)
-      return Runtime.runFork(Runtime.make({ context: Context.unsafeMake(context), fiberRefs, runtimeFlags }), effect)
+      if (principal !== undefined) context.set(Principal.key, principal)
+      return context
     }
-
-    // The caller, the route parameters and the query go into the request's own context (a map made for this request
-    // when its fiber started, or a copy of it made in this request), instead of more copies of the whole context.
-    const withCaller = (principal: Principal["Type"], request: HttpServerRequest.HttpServerRequest) =>
-      Effect.catchAllCause(
-        Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown>((fiber) => {
-          const context = fiber.currentContext.unsafeMap
-          context.set(Principal.key, principal)
-          return dispatch(context, request)
-        }),
-        (cause) => envelope(cause, request)
+    /**
+     * Runs `effect` in a fiber of its own with `context` (made once per request, by {@link contextOf}, and not shared:
+     * it replaces the fiber's, no merge) and, when `scoped`, a `Scope` of its own added to it (what `HttpServer.serve` gives each request), closed with the
+     * effect's exit so that a handler's finalizers run when the request ends.
+     */
+    const fork = <A, E>(
+      context: Map<string, unknown>,
+      effect: Effect.Effect<A, E, HttpServerRequest.HttpServerRequest>,
+      scoped: boolean
+    ) =>
+      runIn(
+        scoped
+          ? Effect.flatMap(Scope.make(), (scope) => {
+            context.set(Scope.Scope.key, scope)
+            return Effect.onExit(
+              Effect.mapInputContext(effect, () => Context.unsafeMake<HttpServerRequest.HttpServerRequest>(context)),
+              (exit) => Scope.close(scope, exit)
+            )
+          })
+          : Effect.mapInputContext(effect, () => Context.unsafeMake<HttpServerRequest.HttpServerRequest>(context))
       )
 
     /**
-     * The answer of one request: its app, with a `Scope` of its own in the request's context (closed with the app's
-     * exit, so a handler's finalizers run when it ends, as under `HttpServer.serve`), every failure but an
-     * interruption answered with the envelope.
+     * The contract's route for an admitted caller, every failure but an interruption answered with the envelope:
+     * `withCaller` provides the caller, `route` runs in a context that has it already.
      */
+    const route = (_: Principal["Type"], request: HttpServerRequest.HttpServerRequest) =>
+      Effect.catchAllCause(dispatch(request), (cause) => envelope(cause, request))
+    const withCaller = (principal: Principal["Type"], request: HttpServerRequest.HttpServerRequest) =>
+      Effect.provideService(route(principal, request), Principal, principal)
+
+    /** The answer of one request: its app, every failure but an interruption answered with the envelope. */
     const answer = (
       request: LocalRequest,
       app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>
     ) =>
       Effect.catchAllCause(
-        withRequestScope(config.requestTracing ? traceRequest(request, app) : app),
+        config.requestTracing ? traceRequest(request, app) : app,
         (cause) => envelope(cause, request)
       ) as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
 
     /**
-     * Runs one request's app in a fiber of its own and answers with its outcome; `started` (a `/v1` request) is
-     * counted out when the fiber ends. A client that leaves interrupts the fiber.
+     * Runs one request's app in a fiber of its own (with `principal` in its context when given) and answers with its
+     * outcome; `counted` (a `/v1` request) is counted as a client abort when its client leaves first; `ended` is
+     * called once when the fiber has ended, whatever its outcome. A client that leaves interrupts the fiber.
      */
     const serve = (
       request: LocalRequest,
       app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>,
-      started: RequestPipeline.Started<unknown, unknown> | undefined
+      counted: boolean,
+      principal?: Principal["Type"],
+      ended?: () => void
     ) => {
       const nodeResponse = request.response
-      const main = fork(request, answer(request, app))
+      const context = contextOf(request, principal)
+      const main = fork(context, answer(request, app), true)
       let fiber: Fiber.RuntimeFiber<unknown, unknown> = main
       main.addObserver((exit) => {
-        started?.done()
+        ended?.()
         if (exit._tag === "Failure") {
           // Interrupted (the client left, or an injected reset): nothing to answer, unless the connection is still up.
           if (!nodeResponse.writableEnded && !nodeResponse.destroyed) {
@@ -375,37 +343,65 @@ export const make = (extra: ExtraRoutes) =>
         // Answers in memory are written now; a streamed one in a fiber of its own, which a client abort interrupts.
         if (!writeSafely(request, exit.value)) {
           fiber = fork(
-            request,
+            context,
             Effect.catchAllCause(Effect.suspend(() => writeResponse(request, exit.value)), (cause) =>
               Cause.isInterruptedOnly(cause)
                 ? endAfterFailure(nodeResponse)
-                : Effect.zipRight(endAfterFailure(nodeResponse), Effect.logError("an answer could not be written", cause)))
+                : Effect.zipRight(endAfterFailure(nodeResponse), Effect.logError("an answer could not be written", cause))),
+            false
           )
         }
       })
       nodeResponse.on("close", () => {
         if (nodeResponse.writableEnded) return
-        if (started !== undefined) faults.countClientAbort(request)
+        if (counted) faults.countClientAbort(request)
         fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
       })
     }
 
-    /** Answers a `/v1` request refused before its fiber started (draining, too large, unreadable). */
-    const refuse = (
-      request: LocalRequest,
-      started: RequestPipeline.Started<unknown, unknown>,
-      refusal: HttpServerResponse.HttpServerResponse
-    ) => {
-      started.done()
+    /** Answers a `/v1` request refused before its fiber started (by admission, or its body). */
+    const refuse = (request: LocalRequest, refusal: HttpServerResponse.HttpServerResponse) => {
       if (request.response.destroyed) faults.countClientAbort(request)
       else writeSafely(request, refusal)
+    }
+
+    /**
+     * A `/v1` request without faults, after admission (steps 1-5): its body is read with Node's events, and only
+     * then the request's fiber starts, with the body in memory: a fiber suspended on the body kept far more garbage
+     * alive under load (docs/decisions/0002-what-the-fast-paths-save.md).
+     */
+    const serveAdmitted = (request: LocalRequest, admitted: RequestPipeline.Admit) => {
+      if (admitted._tag === "Refused") return refuse(request, admitted.response)
+      const proceed = (body: Uint8Array | undefined) =>
+        serve(request, pipeline.proceed(request, admitted.principal, route, body), true, admitted.principal, admitted.release)
+      if (!hasBody(request.headers)) return proceed(undefined)
+      readNodeBodyThen(request.source, pipeline.maxBodyBytes, (read) => {
+        const refusal = pipeline.refuseBody(read)
+        if (refusal === undefined && read._tag === "Read") return proceed(read.bytes)
+        admitted.release()
+        refuse(request, refusal!)
+      })
+    }
+
+    /**
+     * Admission when the request arrives: decided now for a caller of the pipeline's index (most requests), else in
+     * a short fiber of its own that asks the identity store.
+     */
+    const admitThenServe = (request: LocalRequest) => {
+      const now = pipeline.admitNow(request)
+      if (now !== undefined) return serveAdmitted(request, now)
+      runFork(pipeline.admit(request)).addObserver((exit) => {
+        if (exit._tag === "Success") return serveAdmitted(request, exit.value)
+        runFork(Effect.logError("the local service could not admit a request", exit.cause))
+        refuse(request, ErrorResponse.fromApiError(ApiError.make.server()))
+      })
     }
 
     const listener: NodeListener = (source, nodeResponse) => {
       try {
         receive(source, nodeResponse)
       } catch (error) {
-        // Never expected: the steps before the fiber are plain reads of in-memory state.
+        // Never expected: the steps before a fiber are plain code.
         runFork(Effect.logError("the local service could not take a request", error))
         writeSafely(
           LocalRequest.fromNode(source, nodeResponse),
@@ -425,18 +421,11 @@ export const make = (extra: ExtraRoutes) =>
         return
       }
       const request = LocalRequest.fromNode(source, nodeResponse)
-      if (path.startsWith(extra.prefix)) return serve(request, extra.app(request, path), undefined)
+      if (path.startsWith(extra.prefix)) return serve(request, extra.app(request, path), false)
       faults.countRequest()
-      const started = pipeline.start(request, withCaller)
       // With faults, the fault comes first: the whole pipeline runs in the request's fiber.
-      if (faults.enabled) return serve(request, faults.wrap(started.effect), started)
-      // Without: admission and the body are taken here, and the fiber starts with the body in memory: a fiber
-      // suspended on the body kept far more garbage alive under load (docs/decisions/0002-what-the-fast-paths-save.md).
-      const refused = started.admit()
-      if (refused !== undefined) return refuse(request, started, refused)
-      started.readBody((refusal) =>
-        refusal === undefined ? serve(request, started.effect, started) : refuse(request, started, refusal)
-      )
+      if (faults.enabled) return serve(request, faults.wrap(pipeline.handle(request, withCaller)), true)
+      admitThenServe(request)
     }
     const runFork = Runtime.runFork(Runtime.make({ context: Context.empty(), fiberRefs, runtimeFlags: runtime.runtimeFlags }))
     return listener

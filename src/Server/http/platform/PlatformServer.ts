@@ -2,7 +2,7 @@
  * The stock serving path of the local service (`boxkit serve --server platform`): the contract served by
  * `HttpApiBuilder.httpApp` behind `HttpServer.serve`, with nothing of the fast path's own HTTP machinery
  * (NodeHandler.ts, ContractRoutes.ts). The same rules apply, from the same modules: the request pipeline
- * (RequestPipeline.make: draining, declared length, authentication, credits, the new-organization cap, the body,
+ * (RequestPipeline.middleware: draining, declared length, authentication, credits, the new-organization cap, the body,
  * idempotency), the fault injector (FaultInjection.wrap), the error envelope of every failure (ErrorResponse.ts, as
  * the contract's API-level middleware, so that idempotency remembers 4xx answers), `/openapi.json` and `/_local/*`.
  *
@@ -69,7 +69,7 @@ export const layerHttp = <R>(options: {
   Layer.unwrapEffect(Effect.gen(function*() {
     const config = yield* LocalServiceConfig
     const contract = yield* HttpRouter.withRouterConfig(HttpApiBuilder.httpApp, RequestPipeline.routerConfig)
-    const pipeline = yield* RequestPipeline.make
+    const pipeline = yield* RequestPipeline.middleware
     const faults = yield* FaultInjection
     const local = yield* options.local
     const v1 = faults.wrap(pipeline(contract))
