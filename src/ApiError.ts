@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { HttpApiSchema } from "@effect/platform"
-import { Duration, Option, Schema } from "effect"
+import { Duration, Option, Schema, SchemaAST as AST } from "effect"
 
 /**
  * The wire shape of every error answer: `{ "error": { message, type, param, code, billing_url? } }`.
@@ -261,7 +261,30 @@ export const parseRetryAfter = (value: string | undefined, nowMillis: number): O
  * The contract's schema of one error class at one HTTP status: the envelope on the wire, the typed class in code.
  * `type` on the wire is the class's literal type, so several classes at one status are told apart by it.
  */
-export const atStatus = <Self extends AnyClass>(errorClass: Self, status: number) =>
+export const atStatus = <Self extends AnyClass>(errorClass: Self, status: number) => {
+  const schema = atStatusSchema(errorClass, status)
+  classesByAst.set(schema.ast, errorClass)
+  return schema
+}
+
+/** The error class of each schema made by {@link atStatus}, by its AST (an endpoint's error union keeps them). */
+const classesByAst = new WeakMap<AST.AST, AnyClass>()
+
+/**
+ * The error classes an error schema of the contract lists (an endpoint's `errorSchema`: one {@link atStatus} schema
+ * or a union of them); members that are not such schemas are left out.
+ */
+export const classesOf = (schema: Schema.Schema.Any): ReadonlyArray<AnyClass> => {
+  const members = AST.isUnion(schema.ast) ? schema.ast.types : [schema.ast]
+  const classes = new Set<AnyClass>()
+  for (const member of members) {
+    const errorClass = classesByAst.get(member)
+    if (errorClass !== undefined) classes.add(errorClass)
+  }
+  return [...classes]
+}
+
+const atStatusSchema = <Self extends AnyClass>(errorClass: Self, status: number) =>
   Schema.transform(
     Schema.Struct({
       error: Schema.Struct(

@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import { FindAppRequest } from "../Domain/App.js"
-import { commonErrors, only, type OperationOptions, Transport, validate } from "./Transport.js"
+import { type OperationOptions, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** The Apps service. */
@@ -24,12 +24,7 @@ export class Apps extends Effect.Service<Apps>()("boxkit/Apps", {
         options: OperationOptions & { readonly mintIfMissing?: boolean | undefined } = {}
       ) {
         const payload = yield* validate(FindAppRequest, { name, mint_if_missing: options.mintIfMissing ?? false })
-        return yield* transport.call(
-          transport.api.apps.find({ payload }),
-          { safeToRepeat: true, retry: options.retry }
-        ).pipe(
-          only(...commonErrors)
-        )
+        return yield* transport.operation("apps", "find", { payload }, { safeToRepeat: true, retry: options.retry })
       })
     }
   }),

@@ -9,14 +9,12 @@
  */
 import type { HttpClientResponse } from "@effect/platform"
 import { Duration, Effect, Schema } from "effect"
-import * as ApiError from "../ApiError.js"
-import { OwnerOverrideHeader } from "../Contract/Api.js"
 import * as Box from "../Domain/Box.js"
 import * as BoxLifecycle from "../Domain/BoxLifecycle.js"
 import type { BoxId } from "../Domain/Ids.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import { pollUntil } from "./Polling.js"
-import { commonErrors, only, type OperationOptions, ownerOverrideHeaders, Transport, validate } from "./Transport.js"
+import { type OperationOptions, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** A box ended in a status that will never become the awaited one (`failed`, `terminated`, ...). */
@@ -57,7 +55,13 @@ export interface AwaitOptions extends BoxCallOptions {
   readonly interval?: Duration.Duration
 }
 
-const overrideHeader = (options: BoxCallOptions) => ownerOverrideHeaders(options.ownerOverrideReason)
+
+/** Every operation on boxes is safe to repeat (reads, lifecycle moves, or sent with an idempotency key). */
+const callOptions = (options: BoxCallOptions) => ({
+  safeToRepeat: true,
+  retry: options.retry,
+  ownerOverrideReason: options.ownerOverrideReason
+})
 
 /** The Boxes service. */
 export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
@@ -65,41 +69,28 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
     const transport = yield* Transport
 
     const retrieve = Tracing.fn("Boxes.retrieve")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
-      return yield* transport.call(
-        transport.box.boxes.retrieve({ path: { box_id: boxId }, headers: overrideHeader(options) }),
-        { safeToRepeat: true, retry: options.retry }
-      ).pipe(only(...commonErrors))
+      return yield* transport.operation("boxes", "retrieve", { path: { box_id: boxId } }, callOptions(options))
     })
 
     /**
-     * Sends an idempotent operation (create box, upgrade) with the Idempotency-Key of `options` (a fresh one when
-     * none is given, resolved once so every retry repeats it), retried as safe to repeat. Answers the value, the key
-     * and whether the service replayed a remembered answer. Fails with the common errors and `ConflictError`.
+     * The answer of an idempotent operation (create box, upgrade) sent with `key`: the value, the key and whether
+     * the service replayed a remembered answer.
      */
-    const sendIdempotent = <A, E>(
-      options: IdempotentCallOptions,
-      send: (headers: {
-        readonly "idempotency-key": string
-        readonly [OwnerOverrideHeader]?: string
-      }) => Effect.Effect<readonly [A, HttpClientResponse.HttpClientResponse], E>
-    ) =>
-      Effect.flatMap(IdempotencyKey.resolve(options.idempotencyKey), (key) =>
-        transport.call(send({ ...overrideHeader(options), "idempotency-key": key }), {
-          safeToRepeat: true,
-          retry: options.retry
-        }).pipe(
-          only(...commonErrors, ApiError.ConflictError),
-          Effect.map(([value, response]): IdempotencyKey.Idempotent<A> => ({
-            value,
-            idempotencyKey: key,
-            replayed: IdempotencyKey.isReplayed(response.headers)
-          }))
-        ))
+    const idempotent = <A, E>(key: string, sent: Effect.Effect<readonly [A, HttpClientResponse.HttpClientResponse], E>) =>
+      Effect.map(sent, ([value, response]): IdempotencyKey.Idempotent<A> => ({
+        value,
+        idempotencyKey: key,
+        replayed: IdempotencyKey.isReplayed(response.headers)
+      }))
 
     const create = Tracing.fn("Boxes.create")(function*(request: Box.CreateBoxRequest, options: IdempotentCallOptions = {}) {
       const payload = yield* validate(Box.CreateBoxRequest, request)
-      const answer = yield* sendIdempotent(options, (headers) =>
-        transport.box.boxes.create({ payload, headers, withResponse: true }))
+      // Resolved once, so that every retry repeats it.
+      const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
+      const answer = yield* idempotent(
+        key,
+        transport.operationWithResponse("boxes", "create", { payload, headers: { "idempotency-key": key } }, callOptions(options))
+      )
       yield* Tracing.annotate({ "boxkit.replayed": answer.replayed, "boxkit.status": answer.value.status })
       return answer
     })
@@ -139,25 +130,27 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
     })
 
     const upgrade = Tracing.fn("Boxes.upgrade")(function*(boxId: BoxId, options: IdempotentCallOptions = {}) {
-      const answer = yield* sendIdempotent(options, (headers) =>
-        transport.box.boxes.upgrade({ path: { box_id: boxId }, headers, withResponse: true }))
+      const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
+      const answer = yield* idempotent(
+        key,
+        transport.operationWithResponse(
+          "boxes",
+          "upgrade",
+          { path: { box_id: boxId }, headers: { "idempotency-key": key } },
+          callOptions(options)
+        )
+      )
       yield* Tracing.annotate({ "boxkit.replayed": answer.replayed, "boxkit.applied": answer.value.applied })
       return answer
     })
 
     const lifecycle = (operation: "pause" | "resume" | "sleep") =>
       Tracing.fn(`Boxes.${operation}`)(function*(boxId: BoxId, options: BoxCallOptions = {}) {
-        return yield* transport.call(
-          transport.box.boxes[operation]({ path: { box_id: boxId }, headers: overrideHeader(options) }),
-          { safeToRepeat: true, retry: options.retry }
-        ).pipe(only(...commonErrors, ApiError.ConflictError))
+        return yield* transport.operation("boxes", operation, { path: { box_id: boxId } }, callOptions(options))
       })
 
     const terminate = Tracing.fn("Boxes.terminate")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
-      return yield* transport.call(
-        transport.box.boxes.terminate({ path: { box_id: boxId }, headers: overrideHeader(options) }),
-        { safeToRepeat: true, retry: options.retry }
-      ).pipe(only(...commonErrors))
+      return yield* transport.operation("boxes", "terminate", { path: { box_id: boxId } }, callOptions(options))
     })
 
     return {

@@ -9,12 +9,10 @@
 import { HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { Effect } from "effect"
 import * as ApiError from "../ApiError.js"
-import { BoxServiceApi } from "../Contract/Api.js"
 import { EmptyObject } from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
 import type { BoxCallOptions } from "./Boxes.js"
-import * as ContractClient from "./ContractClient.js"
-import { commonErrors, only, ownerOverrideHeaders, Transport } from "./Transport.js"
+import { Transport } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** True for the media types the clipboard takes: `text/plain` or `image/*` (parameters such as charset ignored). */
@@ -27,8 +25,6 @@ export const isClipboardMediaType = (mediaType: string): boolean => {
 export class Clipboard extends Effect.Service<Clipboard>()("boxkit/Clipboard", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
-    // The request is sent raw (the body's media type is the caller's), but its path comes from the contract.
-    const clipboardPath = ContractClient.pathOf(BoxServiceApi, "clipboard", "write")
 
     const write = Tracing.fn("Clipboard.write")(function*(
       boxId: BoxId,
@@ -41,17 +37,17 @@ export class Clipboard extends Effect.Service<Clipboard>()("boxkit/Clipboard", {
           ApiError.make.invalidRequest("The media type must be text/plain or an image/* type.", "Content-Type")
         )
       }
-      const request = HttpClientRequest.put(`${transport.boxOrigin}${clipboardPath({ box_id: encodeURIComponent(boxId) })}`).pipe(
-        HttpClientRequest.bodyUint8Array(bytes, mediaType),
-        HttpClientRequest.setHeaders(ownerOverrideHeaders(options.ownerOverrideReason))
+      // Sent raw (the body's media type is the caller's); the URL comes from the contract.
+      const request = HttpClientRequest.put(transport.urlOf("clipboard", "write", { box_id: boxId })).pipe(
+        HttpClientRequest.bodyUint8Array(bytes, mediaType)
       )
-      return yield* transport.call(
-        transport.http.execute(request).pipe(
-          Effect.flatMap(HttpClientResponse.schemaBodyJson(EmptyObject)),
-          Effect.scoped
-        ),
-        { safeToRepeat: true, retry: options.retry }
-      ).pipe(only(...commonErrors, ApiError.ConflictError, ApiError.NotImplementedError))
+      return yield* transport.operationRaw(
+        "clipboard",
+        "write",
+        request,
+        HttpClientResponse.schemaBodyJson(EmptyObject),
+        { safeToRepeat: true, retry: options.retry, ownerOverrideReason: options.ownerOverrideReason }
+      )
     })
 
     return {

@@ -9,7 +9,7 @@
 import { Effect } from "effect"
 import { CreatePolicyRequest, type PolicyDocument, RenamePolicyRequest } from "../Domain/EgressPolicy.js"
 import type { EgressPolicyId } from "../Domain/Ids.js"
-import { commonErrors, only, type OperationOptions, Transport, validate } from "./Transport.js"
+import { type OperationOptions, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** The EgressPolicies service. */
@@ -27,18 +27,21 @@ export class EgressPolicies extends Effect.Service<EgressPolicies>()("boxkit/Egr
         options: OperationOptions = {}
       ) {
         const payload = yield* validate(CreatePolicyRequest, { name: name.trim(), document })
-        return yield* transport.call(
-          transport.box.egressPolicies.create({ payload }),
+        return yield* transport.operation(
+          "egressPolicies",
+          "create",
+          { payload },
           { safeToRepeat: false, retry: options.retry }
         )
-          .pipe(only(...commonErrors))
       }),
       /** Reads a policy (possibly normalized: same behaviour, maybe another shape). */
       retrieve: Tracing.fn("EgressPolicies.retrieve")(function*(policyId: EgressPolicyId, options: OperationOptions = {}) {
-        return yield* transport.call(transport.box.egressPolicies.retrieve({ path: { policy_id: policyId } }), {
-          safeToRepeat: true,
-          retry: options.retry
-        }).pipe(only(...commonErrors))
+        return yield* transport.operation(
+          "egressPolicies",
+          "retrieve",
+          { path: { policy_id: policyId } },
+          { safeToRepeat: true, retry: options.retry }
+        )
       }),
       /** Renames a policy; the document is unchanged and `updated_at` reflects the rename. */
       rename: Tracing.fn("EgressPolicies.rename")(function*(
@@ -47,10 +50,12 @@ export class EgressPolicies extends Effect.Service<EgressPolicies>()("boxkit/Egr
         options: OperationOptions = {}
       ) {
         const payload = yield* validate(RenamePolicyRequest, { name: name.trim() })
-        return yield* transport.call(
-          transport.box.egressPolicies.rename({ path: { policy_id: policyId }, payload }),
+        return yield* transport.operation(
+          "egressPolicies",
+          "rename",
+          { path: { policy_id: policyId }, payload },
           { safeToRepeat: true, retry: options.retry }
-        ).pipe(only(...commonErrors))
+        )
       })
     }
   }),

@@ -11,7 +11,7 @@ import * as ApiError from "../ApiError.js"
 import { ResizeRequest } from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
 import type { BoxCallOptions } from "./Boxes.js"
-import { commonErrors, only, ownerOverrideHeaders, Transport, validate } from "./Transport.js"
+import { Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** True when an exec id can be sent as one URL path segment (not `-`, no `/`, `?`, `#`, `%`, at most 200 bytes). */
@@ -39,15 +39,11 @@ export class Exec extends Effect.Service<Exec>()("boxkit/Exec", {
           return yield* Effect.fail(ApiError.make.invalidRequest("exec_id must not be empty.", "exec_id"))
         }
         const inPath = fitsPathSegment(execId)
-        return yield* transport.call(
-          transport.box.exec.resize({
-            path: { box_id: boxId, exec_id: inPath ? execId : "-" },
-            urlParams: inPath ? {} : { exec_request_id: execId },
-            headers: ownerOverrideHeaders(options.ownerOverrideReason),
-            payload
-          }),
-          { safeToRepeat: true, retry: options.retry }
-        ).pipe(only(...commonErrors))
+        return yield* transport.operation("exec", "resize", {
+          path: { box_id: boxId, exec_id: inPath ? execId : "-" },
+          urlParams: inPath ? {} : { exec_request_id: execId },
+          payload
+        }, { safeToRepeat: true, retry: options.retry, ownerOverrideReason: options.ownerOverrideReason })
       })
     }
   }),

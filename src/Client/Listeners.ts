@@ -12,7 +12,7 @@ import * as ApiError from "../ApiError.js"
 import { AddDomainRequest, GuestPort, PublishListenerRequest } from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
 import type { BoxCallOptions } from "./Boxes.js"
-import { commonErrors, only, ownerOverrideHeaders, Transport, validate } from "./Transport.js"
+import { Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** The Listeners service. */
@@ -33,14 +33,12 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
         options: BoxCallOptions = {}
       ) {
         const payload = yield* validate(PublishListenerRequest, { guest_port: guestPort, protocol })
-        return yield* transport.call(
-          transport.box.listeners.publish({
-            path: { box_id: boxId },
-            payload,
-            headers: ownerOverrideHeaders(options.ownerOverrideReason)
-          }),
-          { safeToRepeat: false, retry: options.retry }
-        ).pipe(only(...commonErrors, ApiError.ConflictError))
+        return yield* transport.operation(
+          "listeners",
+          "publish",
+          { path: { box_id: boxId }, payload },
+          { safeToRepeat: false, retry: options.retry, ownerOverrideReason: options.ownerOverrideReason }
+        )
       }),
       /**
        * Registers `hostname` (a DNS name, lowercased) as a custom domain of the http port `guestPort`. Answers the
@@ -65,14 +63,12 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
             })
           )
         )
-        return yield* transport.call(
-          transport.box.listeners.addDomain({
-            path: { box_id: boxId, guest_port: port },
-            payload,
-            headers: ownerOverrideHeaders(options.ownerOverrideReason)
-          }),
-          { safeToRepeat: true, retry: options.retry }
-        ).pipe(only(...commonErrors, ApiError.ConflictError))
+        return yield* transport.operation(
+          "listeners",
+          "addDomain",
+          { path: { box_id: boxId, guest_port: port }, payload },
+          { safeToRepeat: true, retry: options.retry, ownerOverrideReason: options.ownerOverrideReason }
+        )
       }),
       /**
        * Unpublishes `guestPort` (1 to 65535). Answers `{ box_id, guest_port }`. Works on running, paused and
@@ -81,13 +77,12 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
        */
       unpublish: Tracing.fn("Listeners.unpublish")(function*(boxId: BoxId, guestPort: number, options: BoxCallOptions = {}) {
         const port = yield* validate(GuestPort, guestPort)
-        return yield* transport.call(
-          transport.box.listeners.unpublish({
-            path: { box_id: boxId, guest_port: port },
-            headers: ownerOverrideHeaders(options.ownerOverrideReason)
-          }),
-          { safeToRepeat: true, retry: options.retry }
-        ).pipe(only(...commonErrors, ApiError.ConflictError))
+        return yield* transport.operation(
+          "listeners",
+          "unpublish",
+          { path: { box_id: boxId, guest_port: port } },
+          { safeToRepeat: true, retry: options.retry, ownerOverrideReason: options.ownerOverrideReason }
+        )
       })
     }
   }),

@@ -12,13 +12,12 @@
 import { Sse } from "@effect/experimental"
 import { HttpClientRequest } from "@effect/platform"
 import { Duration, Effect, Option, Redacted, Schema, Stream } from "effect"
-import * as ApiError from "../ApiError.js"
 import { ResponseId } from "../Domain/Ids.js"
 import * as ModelResponse from "../Domain/ModelResponse.js"
 import type { RetrySettings } from "./BoxkitConfig.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import { pollUntil } from "./Polling.js"
-import { type ClientFailure, commonErrors, normalizeError, only, Transport, validate } from "./Transport.js"
+import { type ClientFailure, normalizeError, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** One event of a streamed response (`ModelResponse.StreamEvent`, the schema of the domain). */
@@ -95,13 +94,11 @@ const withWebhook = (
 /** A create request as the client takes it: the body without `background` and `stream` (set by the method). */
 export type ResponseRequest = Omit<ModelResponse.CreateResponseRequest, "background" | "stream">
 
-const responseErrors = [...commonErrors, ApiError.ConflictError] as const
 
 /** The Responses service. */
 export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
-    const apiUrl = transport.config.apiUrl.replace(/\/+$/, "")
 
     const headersOf = (key: string, options: CreateOptions) => ({
       "idempotency-key": key,
@@ -112,10 +109,12 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
       Effect.gen(function*() {
         const payload = yield* validate(ModelResponse.CreateResponseRequest, withWebhook(request, options.completionWebhook))
         const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
-        const [value, response] = yield* transport.call(
-          transport.api.responses.create({ payload, headers: headersOf(key, options), withResponse: true }),
+        const [value, response] = yield* transport.operationWithResponse(
+          "responses",
+          "create",
+          { payload, headers: headersOf(key, options) },
           { safeToRepeat: true, retry: options.retry }
-        ).pipe(only(...responseErrors))
+        )
         const replayed = IdempotencyKey.isReplayed(response.headers)
         yield* Tracing.annotate({ "boxkit.replayed": replayed, "boxkit.status": value.status })
         return { value, idempotencyKey: key, replayed } satisfies IdempotencyKey.Idempotent<ModelResponse.ModelResponse>
@@ -125,10 +124,12 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
       responseId: string,
       options: { readonly retry?: Partial<RetrySettings> } = {}
     ) {
-      return yield* transport.call(
-        transport.api.responses.retrieve({ path: { response_id: ResponseId.make(responseId) } }),
+      return yield* transport.operation(
+        "responses",
+        "retrieve",
+        { path: { response_id: ResponseId.make(responseId) } },
         { safeToRepeat: true, retry: options.retry }
-      ).pipe(only(...commonErrors))
+      )
     })
 
     return {
@@ -160,12 +161,12 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
             withWebhook({ ...request, stream: true }, options.completionWebhook)
           )
           const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
-          const httpRequest = HttpClientRequest.post(`${apiUrl}/responses`).pipe(
+          const httpRequest = HttpClientRequest.post(transport.urlOf("responses", "create")).pipe(
             HttpClientRequest.setHeaders(headersOf(key, options)),
             HttpClientRequest.setHeader("accept", "text/event-stream"),
             HttpClientRequest.bodyUnsafeJson(payload)
           )
-          const response = yield* transport.call(transport.http.execute(httpRequest), {
+          const response = yield* transport.operationRaw("responses", "create", httpRequest, Effect.succeed, {
             safeToRepeat: true,
             retry: options.retry
           })

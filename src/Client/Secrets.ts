@@ -7,7 +7,7 @@
  */
 import { Effect, Redacted } from "effect"
 import { CreateSecretRequest, SecretName } from "../Domain/Secret.js"
-import { commonErrors, only, type OperationOptions, Transport, validate } from "./Transport.js"
+import { type OperationOptions, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** The Secrets service. */
@@ -18,11 +18,12 @@ export class Secrets extends Effect.Service<Secrets>()("boxkit/Secrets", {
       /** The Secret object (org_id, name, created_at, updated_at) of `name`; `NotFoundError` when missing. */
       retrieve: Tracing.fn("Secrets.retrieve")(function*(name: string, options: OperationOptions = {}) {
         const checked = yield* validate(SecretName, name.trim())
-        return yield* transport.call(
-          transport.box.secrets.retrieve({ path: { name: checked } }),
+        return yield* transport.operation(
+          "secrets",
+          "retrieve",
+          { path: { name: checked } },
           { safeToRepeat: true, retry: options.retry }
         )
-          .pipe(only(...commonErrors))
       }),
       /** Creates the secret `name` or replaces its value; the value is `Redacted` and never returned. */
       create: Tracing.fn("Secrets.create")(function*(
@@ -31,11 +32,7 @@ export class Secrets extends Effect.Service<Secrets>()("boxkit/Secrets", {
         options: OperationOptions = {}
       ) {
         const payload = yield* validate(CreateSecretRequest, { name, value })
-        return yield* transport.call(
-          transport.box.secrets.create({ payload }),
-          { safeToRepeat: true, retry: options.retry }
-        )
-          .pipe(only(...commonErrors))
+        return yield* transport.operation("secrets", "create", { payload }, { safeToRepeat: true, retry: options.retry })
       })
     }
   }),

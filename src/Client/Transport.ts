@@ -3,7 +3,10 @@
  * `HttpApiClient` at a fraction of its cost per call), with the bearer key added (from `Redacted`; `authorization`
  * is redacted by name wherever `@effect/platform` shows headers), a caller's non-ASCII `Idempotency-Key` sent as its
  * UTF-8 bytes, error answers decoded into the typed errors by `type` (with status, `Retry-After` and `billing_url`),
- * and `call`, which runs one logical call with per-attempt timeouts, the retry Schedule and the overall deadline.
+ * `call`, which runs one logical call with per-attempt timeouts, the retry Schedule and the overall deadline, and
+ * `operation` (with `operationWithResponse` and `operationRaw`), through which every service method runs one
+ * operation of the contract: the endpoint, `safeToRepeat`, retry overrides and the owner-override header, with the
+ * errors the endpoint lists in the contract.
  * Per-call retry settings: {@link withRetry} or a service method's `retry` option.
  *
  * Cost per call (issue 6): one timer per attempt (in the HTTP client when it is the toolkit's own and the clock is
@@ -14,12 +17,21 @@
  *
  * @since 0.1.0
  */
-import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import {
+  type HttpApi,
+  type HttpApiClient,
+  type HttpApiEndpoint,
+  type HttpApiGroup,
+  HttpClient,
+  HttpClientError,
+  HttpClientRequest,
+  type HttpClientResponse
+} from "@effect/platform"
 import { Cause, Clock, Context, Duration, Effect, Either, Exit, FiberRef, Option, ParseResult, Redacted, Schedule, Schema, type Tracer } from "effect"
 import { dual } from "effect/Function"
 import { globalValue } from "effect/GlobalValue"
 import * as ApiError from "../ApiError.js"
-import { BoxServiceApi, IdempotencyKeyHeader, OwnerOverrideHeader } from "../Contract/Api.js"
+import { apiUrlGroups, BoxServiceApi, IdempotencyKeyHeader, OwnerOverrideHeader } from "../Contract/Api.js"
 import { BoxkitConfig, mergeRetry, type RetrySettings } from "./BoxkitConfig.js"
 import * as ContractClient from "./ContractClient.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
@@ -34,6 +46,65 @@ export type ClientFailure =
   | ApiError.TransportError
   | ApiError.TimeoutError
   | ApiError.UnexpectedResponseError
+
+/** The groups of the contract. */
+type ContractGroups = typeof BoxServiceApi extends HttpApi.HttpApi<infer _Id, infer Groups, infer _E, infer _R> ? Groups
+  : never
+
+/** The name of a group of the contract (`"boxes"`, `"apps"`, ...). */
+export type GroupName = HttpApiGroup.HttpApiGroup.Name<ContractGroups>
+
+/** The name of an endpoint of group `G` (`"create"`, `"retrieve"`, ...). */
+export type EndpointName<G extends GroupName> = HttpApiEndpoint.HttpApiEndpoint.Name<
+  HttpApiGroup.HttpApiGroup.EndpointsWithName<ContractGroups, G>
+>
+
+/** The endpoint `N` of group `G`. */
+export type EndpointOf<G extends GroupName, N extends string> = HttpApiEndpoint.HttpApiEndpoint.WithName<
+  HttpApiGroup.HttpApiGroup.EndpointsWithName<ContractGroups, G>,
+  N
+>
+
+/** The request the derived client's method for endpoint `N` of group `G` takes. */
+type ClientRequestOf<G extends GroupName, N extends EndpointName<G>> = Parameters<
+  HttpApiClient.Client.Method<EndpointOf<G, N>, never, never, never>
+>[0]
+
+/**
+ * What an operation of endpoint `N` of group `G` is called with: path, payload, query and headers as the contract
+ * declares them, the headers optional (the owner-override header is added from `OperationCallOptions`).
+ */
+export type RequestOf<G extends GroupName, N extends EndpointName<G>> =
+  & Omit<ClientRequestOf<G, N>, "withResponse" | "headers">
+  & (ClientRequestOf<G, N> extends { readonly headers: infer H } ? { readonly headers?: Partial<H> } : {})
+
+/**
+ * What an operation can fail with: the typed errors its endpoint lists in the contract, and the client's own
+ * (`TransportError`, `TimeoutError`, `UnexpectedResponseError`).
+ */
+export type OperationError<G extends GroupName, N extends EndpointName<G>> =
+  | HttpApiEndpoint.HttpApiEndpoint.Error<EndpointOf<G, N>>
+  | ApiError.TransportError
+  | ApiError.TimeoutError
+  | ApiError.UnexpectedResponseError
+
+const listedErrors = new Map<string, ReadonlyArray<ApiErrorClass>>()
+
+/**
+ * The typed error classes endpoint `name` of `group` lists in the contract (`Contract/Api.ts`), read once per
+ * endpoint: what `Transport.operation` keeps in its error channel. Throws for an endpoint the contract lacks.
+ */
+export const errorsListedBy = (group: string, name: string): ReadonlyArray<ApiErrorClass> => {
+  const id = `${group}.${name}`
+  let classes = listedErrors.get(id)
+  if (classes === undefined) {
+    const endpoint = BoxServiceApi.groups[group as GroupName]?.endpoints[name]
+    if (endpoint === undefined) throw new Error(`Transport: no endpoint ${id} in the contract`)
+    classes = ApiError.classesOf(endpoint.errorSchema)
+    listedErrors.set(id, classes)
+  }
+  return classes
+}
 
 /** Turns an error answer into its typed error (by envelope `type`), or `UnexpectedResponseError` without envelope. */
 export const decodeErrorResponse = (
@@ -95,18 +166,14 @@ export const normalizeError = (error: unknown): ClientFailure => {
 export type ApiErrorClass = (typeof ApiError.apiErrorClasses)[number]
 
 /**
- * Keeps in the error channel exactly the typed errors of `classes` (the spec's list for one operation), plus the
- * client-side errors; any other envelope becomes `UnexpectedResponseError` carrying it as `cause`.
+ * Keeps in the error channel exactly the typed errors of `classes` (what one operation lists), plus the client-side
+ * errors; any other envelope becomes `UnexpectedResponseError` carrying it as `cause`.
  */
-export const only = <const Classes extends ReadonlyArray<ApiErrorClass>>(...classes: Classes) =>
-<A, R>(
+const keepListed = <A, E extends ApiError.UnexpectedResponseError, R>(
+  classes: ReadonlyArray<ApiErrorClass>,
   effect: Effect.Effect<A, ClientFailure, R>
-): Effect.Effect<
-  A,
-  InstanceType<Classes[number]> | ApiError.TransportError | ApiError.TimeoutError | ApiError.UnexpectedResponseError,
-  R
-> =>
-  Effect.mapError(effect, (error) => {
+): Effect.Effect<A, E, R> =>
+  Effect.mapError(effect, (error): E => {
     if (
       (ApiError.isApiError(error) || error instanceof ApiError.UnknownApiError) &&
       !classes.some((errorClass) => error instanceof errorClass)
@@ -115,22 +182,11 @@ export const only = <const Classes extends ReadonlyArray<ApiErrorClass>>(...clas
         message: `${ApiError.typeOf(error)} (HTTP ${error.status}) is not an answer this operation lists: ${error.message}`,
         status: error.status,
         cause: error
-      })
+      }) as E
     }
     // Not an API error, or one of `classes`: what the signature promises.
-    return error as InstanceType<Classes[number]> | ApiError.TransportError | ApiError.TimeoutError | ApiError.UnexpectedResponseError
+    return error as E
   })
-
-/** The errors every box, secret and egress-policy operation lists: 400, 401, 402, 403, 404, 429, 500/503. */
-export const commonErrors = [
-  ApiError.InvalidRequestError,
-  ApiError.AuthenticationError,
-  ApiError.BillingError,
-  ApiError.PermissionError,
-  ApiError.NotFoundError,
-  ApiError.RateLimitError,
-  ApiError.ServerError
-] as const
 
 /** The validator of each schema `validate` has seen (made once: making one re-derives the schema's type AST). */
 const validators = new WeakMap<Schema.Schema.Any, (value: unknown) => Either.Either<any, ParseResult.ParseError>>()
@@ -196,6 +252,12 @@ export const ownerOverrideHeaders = (reason: string | undefined): { readonly [Ow
  */
 export interface OperationOptions {
   readonly retry?: Partial<RetrySettings> | undefined
+}
+
+/** Options of one operation of the contract (see `Transport.operation`). */
+export interface OperationCallOptions extends CallOptions {
+  /** The reason of an admin's owner override, sent as `x-box-owner-override-reason` (box operations only). */
+  readonly ownerOverrideReason?: string | undefined
 }
 
 /** Options of one logical call. */
@@ -403,8 +465,88 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
         return Effect.onExit(retried, (exit) => Effect.sync(() => state.annotate(span, exit)))
       })
 
-    /** The origin of `{base_url}` (without `/v1`: the contract's paths carry it), for requests built by hand. */
-    const boxOrigin = origin(config.baseUrl)
-    return { config, http, box, api, call, boxOrigin }
+    const clientOf = (group: string) => (apiUrlGroups.has(group) ? api : box) as unknown as Record<
+      string,
+      Record<string, (request: object) => Effect.Effect<any, unknown>>
+    >
+    // The headers schema of an endpoint that has one wants an object, even when every header is optional; an
+    // endpoint without one ignores `headers`.
+    const noHeaders = {}
+    const withOverride = (request: object, reason: string | undefined): object => {
+      const headers = (request as { readonly headers?: object }).headers
+      if (reason !== undefined) return { ...request, headers: { ...headers, ...ownerOverrideHeaders(reason) } }
+      return headers === undefined ? { ...request, headers: noHeaders } : request
+    }
+
+    /**
+     * One operation of the contract, the way every service method runs it: endpoint `name` of `group` called with
+     * `request` on the group's address (`{api_url}` or `{base_url}`), the owner-override header added when
+     * `options.ownerOverrideReason` is set, run by {@link call} (`safeToRepeat`, `retry`), and failing with exactly
+     * the errors the endpoint lists in the contract (`OperationError`); any other envelope is an
+     * `UnexpectedResponseError`.
+     */
+    const operation = <G extends GroupName, N extends EndpointName<G>>(
+      group: G,
+      name: N,
+      request: RequestOf<G, N>,
+      options: OperationCallOptions
+    ): Effect.Effect<HttpApiEndpoint.HttpApiEndpoint.Success<EndpointOf<G, N>>, OperationError<G, N>> =>
+      keepListed(
+        errorsListedBy(group, name),
+        call(clientOf(group)[group][name](withOverride(request, options.ownerOverrideReason)), options)
+      )
+
+    /** {@link operation}, answering the value with the HTTP response (for its headers, e.g. `Idempotent-Replayed`). */
+    const operationWithResponse = <G extends GroupName, N extends EndpointName<G>>(
+      group: G,
+      name: N,
+      request: RequestOf<G, N>,
+      options: OperationCallOptions
+    ): Effect.Effect<
+      readonly [HttpApiEndpoint.HttpApiEndpoint.Success<EndpointOf<G, N>>, HttpClientResponse.HttpClientResponse],
+      OperationError<G, N>
+    > =>
+      keepListed(
+        errorsListedBy(group, name),
+        call(
+          clientOf(group)[group][name]({ ...withOverride(request, options.ownerOverrideReason), withResponse: true }),
+          options
+        )
+      )
+
+    /**
+     * {@link operation} for a request built by hand (a raw body, a streamed answer): `request` is sent as is (its
+     * path from {@link pathOf}), with the bearer key; `use` reads the answer. Errors as {@link operation}.
+     */
+    const operationRaw = <G extends GroupName, N extends EndpointName<G>, A>(
+      group: G,
+      name: N,
+      request: HttpClientRequest.HttpClientRequest,
+      use: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, unknown>,
+      options: OperationCallOptions
+    ): Effect.Effect<A, OperationError<G, N>> =>
+      keepListed(
+        errorsListedBy(group, name),
+        call(
+          Effect.flatMap(
+            http.execute(HttpClientRequest.setHeaders(request, ownerOverrideHeaders(options.ownerOverrideReason))),
+            use
+          ),
+          options
+        )
+      )
+
+    /**
+     * The URL of endpoint `name` of `group` for `params` (each path parameter URL-encoded), on the group's address:
+     * for requests built by hand ({@link operationRaw}).
+     */
+    const urlOf = <G extends GroupName>(group: G, name: EndpointName<G>, params: Record<string, string> = {}) => {
+      const path = ContractClient.pathOf(BoxServiceApi, group, name)
+      const encoded: Record<string, string> = {}
+      for (const key in params) encoded[key] = encodeURIComponent(params[key])
+      return `${origin(apiUrlGroups.has(group) ? config.apiUrl : config.baseUrl)}${path(encoded)}`
+    }
+
+    return { config, http, box, api, call, operation, operationWithResponse, operationRaw, urlOf }
   })
 }) {}

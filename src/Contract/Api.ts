@@ -27,6 +27,12 @@ import * as ModelResponse from "../Domain/ModelResponse.js"
 import * as Secret from "../Domain/Secret.js"
 import { Principal } from "./Principal.js"
 
+/**
+ * The groups whose operations are addressed from `{api_url}` (spec: "POST {api_url}/apps/find", "POST
+ * {api_url}/responses"); every other group is addressed from `{base_url}`.
+ */
+export const apiUrlGroups: ReadonlySet<string> = new Set(["apps", "responses"])
+
 /** The API version identifier (spec: Versioning). */
 export const apiVersion = "2026-10-04"
 
