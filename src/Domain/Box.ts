@@ -169,27 +169,15 @@ export const CreateBoxRequest = Schema.Struct({
   Schema.filter((request) => {
     const limits = sizeLimits[request.size ?? "m"]
     const issues: Array<{ path: Array<string>; message: string }> = []
-    if (
-      request.memory_limit_gib !== undefined &&
-      (request.memory_limit_gib < limits.memory.min || request.memory_limit_gib > limits.memory.max)
-    ) {
-      issues.push({
-        path: ["memory_limit_gib"],
-        message: `memory_limit_gib must be from ${limits.memory.min} to ${limits.memory.max} GiB for size ${
-          request.size ?? "m"
-        }`
-      })
-    }
-    if (
-      request.state_disk_limit_gib !== undefined &&
-      (request.state_disk_limit_gib < limits.stateDisk.min || request.state_disk_limit_gib > limits.stateDisk.max)
-    ) {
-      issues.push({
-        path: ["state_disk_limit_gib"],
-        message: `state_disk_limit_gib must be from ${limits.stateDisk.min} to ${limits.stateDisk.max} GiB for size ${
-          request.size ?? "m"
-        }`
-      })
+    const size = request.size ?? "m"
+    const checks = [
+      ["memory_limit_gib", request.memory_limit_gib, limits.memory],
+      ["state_disk_limit_gib", request.state_disk_limit_gib, limits.stateDisk]
+    ] as const
+    for (const [field, value, range] of checks) {
+      if (value !== undefined && (value < range.min || value > range.max)) {
+        issues.push({ path: [field], message: `${field} must be from ${range.min} to ${range.max} GiB for size ${size}` })
+      }
     }
     if (
       typeof request.egress_policy === "object" && request.egress_policy.no_network === true &&
