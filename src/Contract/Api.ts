@@ -125,7 +125,8 @@ export class AppsGroup extends HttpApiGroup.make("apps")
         .setPayload(App.FindAppRequest)
         .addSuccess(App.App)
     )
-  ) {}
+  )
+  .middleware(Authorization) {}
 
 /** Secrets: GET /secrets/{name} (spec) and POST /secrets (create; shape not shown, docs/ASSUMPTIONS.md). */
 export class SecretsGroup extends HttpApiGroup.make("secrets")
@@ -141,7 +142,8 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
         .setPayload(Secret.CreateSecretRequest)
         .addSuccess(Secret.Secret, { status: 201 })
     )
-  ) {}
+  )
+  .middleware(Authorization) {}
 
 /** Egress policies: create and read (shapes not shown, docs/ASSUMPTIONS.md) and PATCH rename (spec). */
 export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
@@ -164,7 +166,8 @@ export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
         .setPayload(EgressPolicy.RenamePolicyRequest)
         .addSuccess(EgressPolicy.EgressPolicy)
     )
-  ) {}
+  )
+  .middleware(Authorization) {}
 
 /** Boxes: create, read, upgrade, and the lifecycle operations named without a shape (docs/ASSUMPTIONS.md). */
 export class BoxesGroup extends HttpApiGroup.make("boxes")
@@ -226,7 +229,8 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
         .setHeaders(BoxHeaders)
         .addSuccess(Box.Box)
     )
-  ) {}
+  )
+  .middleware(Authorization) {}
 
 /** Exec: POST /boxes/{box_id}/exec/{exec_id}/resize (spec), with the `-` + `exec_request_id` form. */
 export class ExecGroup extends HttpApiGroup.make("exec")
@@ -245,7 +249,8 @@ export class ExecGroup extends HttpApiGroup.make("exec")
         .addSuccess(Box.EmptyObject)
         .addError(Errors.IdempotentRequestInFlight)
     )
-  ) {}
+  )
+  .middleware(Authorization) {}
 
 const GuestPortParam = HttpApiSchema.param("guest_port", Box.GuestPortFromPath)
 
@@ -283,7 +288,8 @@ export class ListenersGroup extends HttpApiGroup.make("listeners")
         .addSuccess(Box.UnpublishResult)
         .addError(Errors.Conflict)
     )
-  ) {}
+  )
+  .middleware(Authorization) {}
 
 /**
  * Clipboard: PUT /boxes/{box_id}/clipboard (spec). The body is raw bytes; its Content-Type (`text/plain` or
@@ -299,7 +305,8 @@ export class ClipboardGroup extends HttpApiGroup.make("clipboard")
         .addError(Errors.Conflict)
         .addError(Errors.NotImplemented)
     )
-  ) {}
+  )
+  .middleware(Authorization) {}
 
 const ResponseHeaders = Schema.Struct({
   [IdempotencyKeyHeader]: Schema.optional(Schema.String),
@@ -338,9 +345,13 @@ export class ResponsesGroup extends HttpApiGroup.make("responses")
       HttpApiEndpoint.get("retrieve")`/responses/${HttpApiSchema.param("response_id", Ids.ResponseId)}`
         .addSuccess(ModelResponse.ModelResponse)
     )
-  ) {}
+  )
+  .middleware(Authorization) {}
 
-/** The whole contract, under the `/v1` version segment, every operation behind bearer authentication. */
+/**
+ * The whole contract, under the `/v1` version segment. Every group is behind bearer authentication (`Authorization`,
+ * declared on each group so that each operation of the OpenAPI document names its security requirement).
+ */
 export class BoxServiceApi extends HttpApi.make("BoxService")
   .add(AppsGroup)
   .add(SecretsGroup)
@@ -350,7 +361,6 @@ export class BoxServiceApi extends HttpApi.make("BoxService")
   .add(ListenersGroup)
   .add(ClipboardGroup)
   .add(ResponsesGroup)
-  .middleware(Authorization)
   .prefix("/v1")
   .annotate(OpenApi.Title, "Box Service HTTP API")
   .annotate(OpenApi.Version, apiVersion) {}

@@ -18,7 +18,7 @@ import { Clock, Context, Effect, FiberRef, Layer, Option, Redacted, Schema } fro
 import { createServer, type Server } from "node:http"
 import * as ApiError from "../ApiError.js"
 import { Authorization, BoxServiceApi, openApiDocument } from "../Contract/Api.js"
-import { currentPrincipal } from "../Contract/Principal.js"
+import { currentPrincipal, Principal } from "../Contract/Principal.js"
 import { normalize, PolicyDocument } from "../Domain/EgressPolicy.js"
 import * as BoxRuntime from "./boxes/BoxRuntime.js"
 import * as ContractRoutes from "./http/fast/ContractRoutes.js"
@@ -46,14 +46,17 @@ import type * as Seed from "./state/Seed.js"
 import * as WebhookDelivery from "./responses/WebhookDelivery.js"
 
 /**
- * The contract's bearer middleware: hands the caller resolved by the request pipeline (`RequestPipeline.make`, through
- * `currentPrincipal`) to handlers when the contract is served by `HttpApiBuilder.httpApp`. The Node handler
- * (NodeHandler.ts) does not run it: it provides the caller to handlers itself.
+ * The contract's bearer middleware: hands the caller resolved by the request pipeline to the handlers of routes that
+ * `HttpApiBuilder` runs: from the request's context, where the Node handler (NodeHandler.ts) put it, else from
+ * `currentPrincipal`, where `RequestPipeline.middleware` put it. The Node handler's compiled routes do not run it.
  */
 export const authorizationLayer = Layer.succeed(Authorization, {
   bearer: () =>
-    Effect.flatMap(FiberRef.get(currentPrincipal), (principal) =>
-      principal !== undefined ? Effect.succeed(principal) : Effect.fail(ApiError.make.authentication()))
+    Effect.flatMap(Effect.serviceOption(Principal), (provided) =>
+      Option.isSome(provided)
+        ? Effect.succeed(provided.value)
+        : Effect.flatMap(FiberRef.get(currentPrincipal), (principal) =>
+          principal !== undefined ? Effect.succeed(principal) : Effect.fail(ApiError.make.authentication())))
 })
 
 /**
@@ -61,17 +64,18 @@ export const authorizationLayer = Layer.succeed(Authorization, {
  * `HttpApiBuilder.Router`, which the caller provides (NodeHandler.ts dispatches them).
  */
 export const apiLayer = HttpApiBuilder.api(BoxServiceApi).pipe(
-  Layer.provide([
-    AppsHandlers.layer,
-    SecretsHandlers.layer,
-    EgressPoliciesHandlers.layer,
-    BoxesHandlers.layer,
-    ExecHandlers.layer,
-    ListenersHandlers.layer,
-    ClipboardHandlers.layer,
-    ResponsesHandlers.layer,
-    authorizationLayer
-  ])
+  Layer.provide(
+    Layer.mergeAll(
+      AppsHandlers.layer,
+      SecretsHandlers.layer,
+      EgressPoliciesHandlers.layer,
+      BoxesHandlers.layer,
+      ExecHandlers.layer,
+      ListenersHandlers.layer,
+      ClipboardHandlers.layer,
+      ResponsesHandlers.layer
+    ).pipe(Layer.provide(authorizationLayer))
+  )
 )
 
 /** Loads a seed into the repositories. Organizations without `created_at` are created now. */

@@ -134,13 +134,13 @@ describe("UndiciHttpClient", () => {
       expect(Either.isLeft(head) && head.left._tag === "RequestError" && head.left.cause).toBe("expired after 60 ms")
       const body = yield* Effect.either(UndiciHttpClient.withDeadline(whole("/slow-body"), deadline(60)))
       expect(Either.isLeft(body) && body.left._tag === "RequestError" && body.left.cause).toBe("expired after 60 ms")
-      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 2 }), Effect.timeout("2 seconds"))
+      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 2 }), Effect.timeout("20 seconds"))
       expect(closed).toBe(2)
 
       const fiber = yield* Effect.fork(whole("/hang"))
       yield* Effect.sleep("20 millis").pipe(Effect.repeat({ until: () => server.received.some((r) => r.url === "/hang") }))
       yield* Fiber.interrupt(fiber)
-      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 3 }), Effect.timeout("2 seconds"))
+      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 3 }), Effect.timeout("20 seconds"))
       expect(closed).toBe(3)
 
       const cut = yield* whole("/cut")
@@ -159,7 +159,7 @@ describe("UndiciHttpClient", () => {
       const fiber = yield* Effect.fork(lean.get(server.url))
       yield* Effect.sleep("50 millis").pipe(Effect.repeat({ until: () => server.received.length === 1 }))
       yield* Fiber.interrupt(fiber)
-      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed === 1 }), Effect.timeout("2 seconds"))
+      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed === 1 }), Effect.timeout("20 seconds"))
       expect(closed).toBe(1)
     }))
 
@@ -183,7 +183,7 @@ describe("UndiciHttpClient", () => {
         UndiciHttpClient.withDeadline(Effect.flatMap(lean.get(`${server.url}/slow-body`), (response) => response.text), deadline(60))
       )
       expect(Either.isLeft(body) && body.left._tag === "ResponseError" && body.left.cause).toBe("expired after 60 ms")
-      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 2 }), Effect.timeout("2 seconds"))
+      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 2 }), Effect.timeout("20 seconds"))
       expect(closed).toBe(2)
 
       // A stream opened inside the deadline is read on after it.

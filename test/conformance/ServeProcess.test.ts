@@ -108,5 +108,5 @@ describe("boxkit serve", () => {
       } finally {
         if (child.exitCode === null) child.kill("SIGKILL")
       }
-    }), 30_000)
+    }), 90_000)
 })

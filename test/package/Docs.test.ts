@@ -23,4 +23,4 @@ it("npm run docs: TypeDoc finds no error and no warning", async () => {
   expect(result.output.split("\n").filter((line) => /warning|error/i.test(line) && !/Found 0 errors and 0 warnings/.test(line)))
     .toEqual([])
   expect(result.status).toBe(0)
-}, 120_000)
+}, 300_000)

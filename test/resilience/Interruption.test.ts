@@ -14,11 +14,11 @@ const request = { name: "slow", app_id: appId, image: { base: "debian" } } as co
 
 const state = Effect.map(Harness.fetchRaw("/_local/state"), (response) => response.json)
 
-/** Polls `/_local/state` every 10 ms until `done` holds (at most 5 s). */
+/** Polls `/_local/state` every 10 ms until `done` holds (at most 20 s). */
 const stateWhen = (done: (state: any) => boolean) =>
   state.pipe(
     Effect.repeat(Schedule.spaced("10 millis").pipe(Schedule.whileInput((s: any) => !done(s)), Schedule.passthrough)),
-    Effect.timeout("5 seconds")
+    Effect.timeout("20 seconds")
   )
 
 /**

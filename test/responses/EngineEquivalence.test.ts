@@ -44,7 +44,7 @@ const finished = (id: string) =>
       if (answer.json?.status !== "queued" && answer.json?.status !== "in_progress") return answer
       yield* Effect.sleep("10 millis")
     }
-  }).pipe(Effect.timeout("10 seconds"))
+  }).pipe(Effect.timeout("25 seconds"))
 
 const inputs = ["Tell me about boxes.", "héllo 世界 🙂🙂 — naïve café ⛵ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 test"]
 
@@ -124,9 +124,9 @@ layer(Harness.serviceWithClient(), { excludeTestServices: true })("non-streamed 
           if (answer.json.status === "completed") pending.delete(id)
         }
       }).pipe(
-        Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: () => pending.size === 0 }),
-        Effect.timeout("20 seconds")
+        // Until every one is done: the test's own timeout is the only bound (a loaded machine is slow, not wrong).
+        Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: () => pending.size === 0 })
       )
       expect(pending.size).toBe(0)
-    }), 60_000)
+    }), 180_000)
 })

@@ -240,17 +240,18 @@ const envelope = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpSe
  * Builds the Node `request` listener of the local service: `/v1` through the fault injector (only when a fault is
  * configured) and the request pipeline into the contract's routes; the paths of `extra` beside it.
  *
- * The contract's `Authorization` middleware (the only contract-level middleware; anything else is refused when
- * building) is satisfied by the pipeline, which resolves the caller before routing and provides it as `Principal`
+ * The contract's `Authorization` middleware (declared on every group; any other contract or group middleware is
+ * refused when building) is satisfied by the pipeline, which resolves the caller before routing and provides it as `Principal`
  * to the handlers: no FiberRef hand-off, no second look at the `Authorization` header.
  */
 export const make = (extra: ExtraRoutes) =>
   Effect.gen(function*() {
     const config = yield* LocalServiceConfig
     const { api } = yield* HttpApi.Api
-    for (const middleware of api.middlewares) {
+    const middlewares = [...api.middlewares, ...Object.values(api.groups).flatMap((group) => [...group.middlewares])]
+    for (const middleware of middlewares) {
       if ((middleware as unknown) !== Authorization) {
-        return yield* Effect.dieMessage(`NodeHandler: unsupported contract-level middleware ${middleware.key}`)
+        return yield* Effect.dieMessage(`NodeHandler: unsupported contract or group middleware ${middleware.key}`)
       }
     }
     const contract = yield* ContractRoutes.routes
