@@ -9,6 +9,7 @@
  */
 import { HttpApiSchema } from "@effect/platform"
 import { Duration, Option, Schema, SchemaAST as AST } from "effect"
+import { JsonValue } from "./Domain/Json.js"
 
 /**
  * The wire shape of every error answer: `{ "error": { message, type, param, code, billing_url? } }`.
@@ -22,11 +23,11 @@ export const ErrorBody = Schema.Struct(
     code: Schema.optionalWith(Schema.NullOr(Schema.Union(Schema.String, Schema.Number)), { default: () => null }),
     billing_url: Schema.optional(Schema.String)
   },
-  { key: Schema.String, value: Schema.Unknown }
+  { key: Schema.String, value: JsonValue }
 )
 
 /** The error envelope: `{ "error": ErrorBody }` (spec: Errors). */
-export const ErrorEnvelope = Schema.Struct({ error: ErrorBody }, { key: Schema.String, value: Schema.Unknown })
+export const ErrorEnvelope = Schema.Struct({ error: ErrorBody }, { key: Schema.String, value: JsonValue })
 
 /** The encoded (wire) form of {@link ErrorEnvelope}. */
 export type ErrorEnvelope = typeof ErrorEnvelope.Type
@@ -297,7 +298,7 @@ const atStatusSchema = <Self extends AnyClass>(errorClass: Self, status: number)
           }),
           billing_url: Schema.optional(Schema.String)
         },
-        { key: Schema.String, value: Schema.Unknown }
+        { key: Schema.String, value: JsonValue }
       )
     }),
     Schema.typeSchema(errorClass as unknown as Schema.Schema<InstanceType<Self>>),

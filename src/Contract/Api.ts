@@ -80,6 +80,41 @@ const commonErrors = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E
     .addError(Errors.Server)
     .addError(Errors.Unavailable) as HttpApiEndpoint.HttpApiEndpoint.AddError<E, CommonError, never>
 
+/**
+ * The largest request body an endpoint takes when its operation names no other limit, in bytes: 16 KiB (requests
+ * without a body, and small JSON bodies). docs/ASSUMPTIONS.md "Request body limits".
+ */
+export const defaultMaxBodyBytes = 16 * 1024
+
+/**
+ * The largest request body an endpoint takes, in bytes (a larger one is answered 400 naming the limit, before it is
+ * read). Set by {@link operation}; read by the local service's request pipeline (Routes.ts).
+ */
+export class MaxBodyBytes extends Context.Tag("boxkit/MaxBodyBytes")<MaxBodyBytes, number>() {}
+
+/** What the OpenAPI document says of an operation, and its body limit (default {@link defaultMaxBodyBytes}). */
+interface OperationDocs {
+  readonly summary: string
+  readonly description: string
+  readonly maxBodyBytes?: number
+}
+
+const byteSize = (bytes: number) =>
+  bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`
+
+/**
+ * One operation of the contract: the endpoint with the common errors, its summary and description in the OpenAPI
+ * document, and its body limit (stated in the description too).
+ */
+const operation = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E, docs: OperationDocs) => {
+  const maxBodyBytes = docs.maxBodyBytes ?? defaultMaxBodyBytes
+  // `HttpApiEndpoint.Any` has no `annotate`; the result has the type of `commonErrors(endpoint)`.
+  return (commonErrors(endpoint) as any)
+    .annotate(OpenApi.Summary, docs.summary)
+    .annotate(OpenApi.Description, `${docs.description} Request body: at most ${byteSize(maxBodyBytes)}.`)
+    .annotate(MaxBodyBytes, maxBodyBytes) as ReturnType<typeof commonErrors<E>>
+}
+
 type CommonError =
   | ApiError.InvalidRequestError
   | ApiError.AuthenticationError
@@ -120,10 +155,11 @@ const BoxIdParam = HttpApiSchema.param("box_id", Ids.BoxId)
 /** Apps: POST /apps/find (spec: "POST {api_url}/apps/find"). */
 export class AppsGroup extends HttpApiGroup.make("apps")
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.post("find", "/apps/find")
         .setPayload(App.FindAppRequest)
-        .addSuccess(App.App)
+        .addSuccess(App.App),
+      { summary: "Find an app by name", description: "Finds the organization's app named `name`; with `mint_if_missing: true` the app is created when missing (one app per name, whatever the race)." }
     )
   )
   .middleware(Authorization) {}
@@ -131,16 +167,18 @@ export class AppsGroup extends HttpApiGroup.make("apps")
 /** Secrets: GET /secrets/{name} (spec) and POST /secrets (create; shape not shown, docs/ASSUMPTIONS.md). */
 export class SecretsGroup extends HttpApiGroup.make("secrets")
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.get("retrieve")`/secrets/${HttpApiSchema.param("name", Secret.SecretNameParam)}`
-        .addSuccess(Secret.Secret)
+        .addSuccess(Secret.Secret),
+      { summary: "Read a secret", description: "Returns a secret's metadata (organization, name, dates), never its value. The name may carry surrounding whitespace, which is ignored." }
     )
   )
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.post("create", "/secrets")
         .setPayload(Secret.CreateSecretRequest)
-        .addSuccess(Secret.Secret, { status: 201 })
+        .addSuccess(Secret.Secret, { status: 201 }),
+      { summary: "Create or replace a secret", description: "Stores `value` under `name` in the caller's organization, replacing the value of an existing secret (`created_at` kept). The value is never returned.", maxBodyBytes: 256 * 1024 }
     )
   )
   .middleware(Authorization) {}
@@ -148,23 +186,26 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
 /** Egress policies: create and read (shapes not shown, docs/ASSUMPTIONS.md) and PATCH rename (spec). */
 export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.post("create", "/egress-policies")
         .setPayload(EgressPolicy.CreatePolicyRequest)
-        .addSuccess(EgressPolicy.EgressPolicy, { status: 201 })
+        .addSuccess(EgressPolicy.EgressPolicy, { status: 201 }),
+      { summary: "Save an egress policy", description: "Saves a named egress policy document (at most 64 KiB encoded); it may be normalized on save.", maxBodyBytes: 128 * 1024 }
     )
   )
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.get("retrieve")`/egress-policies/${HttpApiSchema.param("policy_id", Ids.EgressPolicyId)}`
-        .addSuccess(EgressPolicy.EgressPolicy)
+        .addSuccess(EgressPolicy.EgressPolicy),
+      { summary: "Read an egress policy", description: "Returns a saved egress policy with its (possibly normalized) document." }
     )
   )
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.patch("rename")`/egress-policies/${HttpApiSchema.param("policy_id", Ids.EgressPolicyId)}`
         .setPayload(EgressPolicy.RenamePolicyRequest)
-        .addSuccess(EgressPolicy.EgressPolicy)
+        .addSuccess(EgressPolicy.EgressPolicy),
+      { summary: "Rename an egress policy", description: "Renames a policy; the document is unchanged and `updated_at` reflects the rename." }
     )
   )
   .middleware(Authorization) {}
@@ -172,62 +213,69 @@ export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
 /** Boxes: create, read, upgrade, and the lifecycle operations named without a shape (docs/ASSUMPTIONS.md). */
 export class BoxesGroup extends HttpApiGroup.make("boxes")
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.post("create", "/boxes")
         .setPayload(Box.CreateBoxRequest)
         .setHeaders(IdempotentBoxHeaders)
         .addSuccess(Box.CreateBoxResponse, { status: 201 })
         .addError(Errors.Conflict)
         .addError(Errors.IdempotentRequestInFlight)
-        .annotate(Idempotent, true)
+        .annotate(Idempotent, true),
+      { summary: "Create a box", description: "Creates a box from an image of the app; answers its id and first status at once (poll the box for `running`). Honours `Idempotency-Key`.", maxBodyBytes: 128 * 1024 }
     )
   )
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.get("retrieve")`/boxes/${BoxIdParam}`
         .setHeaders(BoxHeaders)
-        .addSuccess(Box.Box)
+        .addSuccess(Box.Box),
+      { summary: "Read a box", description: "Returns the box record; its `status` is an open set." }
     )
   )
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.post("upgrade")`/boxes/${BoxIdParam}/upgrade`
         .setHeaders(IdempotentBoxHeaders)
         .addSuccess(Box.UpgradeResult)
         .addError(Errors.Conflict)
         .addError(Errors.IdempotentRequestInFlight)
-        .annotate(Idempotent, true)
+        .annotate(Idempotent, true),
+      { summary: "Upgrade a box", description: "Moves the box onto the current runtime now when it is running, or records the upgrade for its next wake (`applied: false`). Honours `Idempotency-Key`." }
     )
   )
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.post("pause")`/boxes/${BoxIdParam}/pause`
         .setHeaders(BoxHeaders)
         .addSuccess(Box.Box)
-        .addError(Errors.Conflict)
+        .addError(Errors.Conflict),
+      { summary: "Pause a box", description: "Pauses a running box." }
     )
   )
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.post("resume")`/boxes/${BoxIdParam}/resume`
         .setHeaders(BoxHeaders)
         .addSuccess(Box.Box)
-        .addError(Errors.Conflict)
+        .addError(Errors.Conflict),
+      { summary: "Resume a box", description: "Resumes a paused or sleeping box; an upgrade recorded for its next wake applies now." }
     )
   )
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.post("sleep")`/boxes/${BoxIdParam}/sleep`
         .setHeaders(BoxHeaders)
         .addSuccess(Box.Box)
-        .addError(Errors.Conflict)
+        .addError(Errors.Conflict),
+      { summary: "Put a box to sleep", description: "Puts a running box to sleep." }
     )
   )
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.post("terminate")`/boxes/${BoxIdParam}/terminate`
         .setHeaders(BoxHeaders)
-        .addSuccess(Box.Box)
+        .addSuccess(Box.Box),
+      { summary: "Terminate a box", description: "Terminates a box; its end status is `terminated`." }
     )
   )
   .middleware(Authorization) {}
@@ -235,7 +283,7 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
 /** Exec: POST /boxes/{box_id}/exec/{exec_id}/resize (spec), with the `-` + `exec_request_id` form. */
 export class ExecGroup extends HttpApiGroup.make("exec")
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.post("resize")`/boxes/${BoxIdParam}/exec/${
         HttpApiSchema.param("exec_id", Schema.String.pipe(Schema.minLength(1)))
       }/resize`
@@ -247,7 +295,8 @@ export class ExecGroup extends HttpApiGroup.make("exec")
         .setHeaders(BoxHeaders)
         .setPayload(Box.ResizeRequest)
         .addSuccess(Box.EmptyObject)
-        .addError(Errors.IdempotentRequestInFlight)
+        .addError(Errors.IdempotentRequestInFlight),
+      { summary: "Resize an exec's terminal", description: "Sets the latest terminal size of an exec; an unknown exec or one without a terminal is a no-op. When the exec id does not fit one path segment, send `-` and the id in `exec_request_id`." }
     )
   )
   .middleware(Authorization) {}
@@ -264,29 +313,32 @@ const GuestPortParam = HttpApiSchema.param("guest_port", Box.GuestPortFromPath)
  */
 export class ListenersGroup extends HttpApiGroup.make("listeners")
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.post("publish")`/boxes/${BoxIdParam}/listeners`
         .setHeaders(BoxHeaders)
         .setPayload(Box.PublishListenerRequest)
         .addSuccess(Box.Listener, { status: 201 })
-        .addError(Errors.Conflict)
+        .addError(Errors.Conflict),
+      { summary: "Publish a port", description: "Publishes a port of the box (`http` or `tcp`) and answers the listener with its address. Only the box's creator may." }
     )
   )
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.post("addDomain")`/boxes/${BoxIdParam}/listeners/${GuestPortParam}/domains`
         .setHeaders(BoxHeaders)
         .setPayload(Box.AddDomainRequest)
         .addSuccess(Box.Listener)
-        .addError(Errors.Conflict)
+        .addError(Errors.Conflict),
+      { summary: "Add a custom domain", description: "Registers a hostname as a custom domain of a published http port. Only the box's creator may." }
     )
   )
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.del("unpublish")`/boxes/${BoxIdParam}/listeners/${GuestPortParam}`
         .setHeaders(BoxHeaders)
         .addSuccess(Box.UnpublishResult)
-        .addError(Errors.Conflict)
+        .addError(Errors.Conflict),
+      { summary: "Unpublish a port", description: "Unpublishes a port; works on running, paused and sleeping boxes without waking them. Only the box's creator may." }
     )
   )
   .middleware(Authorization) {}
@@ -297,13 +349,18 @@ export class ListenersGroup extends HttpApiGroup.make("listeners")
  */
 export class ClipboardGroup extends HttpApiGroup.make("clipboard")
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.put("write")`/boxes/${BoxIdParam}/clipboard`
         .setHeaders(BoxHeaders)
-        .setPayload(HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }))
+        // The body's media type is the value's: text/plain or any image/* type (spec: Content-Type rule).
+        .setPayload(Schema.Union(
+          HttpApiSchema.Text({ contentType: "text/plain" }),
+          HttpApiSchema.Uint8Array({ contentType: "image/*" })
+        ))
         .addSuccess(Box.EmptyObject)
         .addError(Errors.Conflict)
-        .addError(Errors.NotImplemented)
+        .addError(Errors.NotImplemented),
+      { summary: "Write the clipboard", description: "Places the raw request body on the box's clipboard; its Content-Type (`text/plain` or an `image/*` type) is the media type. `501 not_implemented_error` when the guest image has no clipboard.", maxBodyBytes: Box.maxClipboardBytes }
     )
   )
   .middleware(Authorization) {}
@@ -322,7 +379,7 @@ const ResponseHeaders = Schema.Struct({
  */
 export class ResponsesGroup extends HttpApiGroup.make("responses")
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.post("create", "/responses")
         .setPayload(ModelResponse.CreateResponseRequest)
         .setHeaders(ResponseHeaders)
@@ -330,20 +387,15 @@ export class ResponsesGroup extends HttpApiGroup.make("responses")
         .addSuccess(ModelResponse.ModelResponse, { status: 202 })
         .addError(Errors.Conflict)
         .addError(Errors.IdempotentRequestInFlight)
-        .annotate(Idempotent, true)
-        .annotate(
-          OpenApi.Description,
-          "Creates a model response. 200: the finished Model response object (foreground); 202: the accepted object " +
-            "(background: true), completed later; with stream: true on a foreground request, 200 is a " +
-            "text/event-stream of Responses events (response.created ... response.completed / response.incomplete / " +
-            "response.failed), each with sequence_number."
-        )
+        .annotate(Idempotent, true),
+      { summary: "Create a model response", description: "Creates a model response. 200: the finished Model response object (foreground); 202: the accepted object (background: true), completed later; with stream: true on a foreground request, 200 is a text/event-stream of Responses events (response.created ... response.completed / response.incomplete / response.failed), each with sequence_number. Honours `Idempotency-Key`.", maxBodyBytes: 32 * 1024 * 1024 }
     )
   )
   .add(
-    commonErrors(
+    operation(
       HttpApiEndpoint.get("retrieve")`/responses/${HttpApiSchema.param("response_id", Ids.ResponseId)}`
-        .addSuccess(ModelResponse.ModelResponse)
+        .addSuccess(ModelResponse.ModelResponse),
+      { summary: "Read a model response", description: "Returns a model response (the same object a completion webhook carries) while its result is retained." }
     )
   )
   .middleware(Authorization) {}

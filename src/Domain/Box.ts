@@ -10,6 +10,8 @@
 import { Schema } from "effect"
 import { characterLength, hasControlCharacter, PolicyDocument } from "./EgressPolicy.js"
 import { AppId, BoxId, EgressPolicyId } from "./Ids.js"
+import { JsonObject } from "./Json.js"
+import * as Json from "./Json.js"
 
 /** The box statuses the spec lists. The set is open: {@link BoxStatus} decodes any other string too. */
 export const knownStatuses = [
@@ -272,7 +274,7 @@ export class Box extends Schema.Class<Box>("Box")({
   state_disk_limit_gib: Schema.Int,
   max_lifetime_seconds: Schema.NullOr(Schema.Int),
   visibility: Visibility,
-  egress_policy: Schema.NullOr(Schema.Union(Schema.String, Schema.Record({ key: Schema.String, value: Schema.Unknown }))),
+  egress_policy: Schema.NullOr(Schema.Union(Schema.String, JsonObject)),
   listeners: Schema.Array(Listener),
   guest_schema_version: Schema.NullOr(Schema.Int),
   created_at: Schema.String
@@ -304,5 +306,8 @@ export const ResizeRequest = Schema.Struct({
 /** Body of the resize operation. */
 export type ResizeRequest = typeof ResizeRequest.Type
 
+/** The largest clipboard write, in bytes: 8 MiB (the spec leaves it open; docs/ASSUMPTIONS.md). */
+export const maxClipboardBytes = 8 * 1024 * 1024
+
 /** The empty object `{}` answered by clipboard and resize. */
-export const EmptyObject = Schema.Struct({})
+export const EmptyObject = Json.EmptyObject

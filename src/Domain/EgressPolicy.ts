@@ -7,6 +7,7 @@
  */
 import { Schema } from "effect"
 import { EgressPolicyId } from "./Ids.js"
+import { JsonObject } from "./Json.js"
 
 /** The largest encoded policy document, in bytes: 64 KiB (spec Limits). */
 export const maxDocumentBytes = 64 * 1024
@@ -20,8 +21,8 @@ const PolicyDocumentFields = Schema.Struct({
   no_network: Schema.optional(Schema.Boolean),
   allowlist: Schema.optional(Schema.Array(Schema.String)),
   blocked: Schema.optional(Schema.Array(Schema.String)),
-  rules: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-  missing_alpn: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  rules: Schema.optional(JsonObject),
+  missing_alpn: Schema.optional(JsonObject)
 }).pipe(
   Schema.filter((document) => encodedBytes(document) <= maxDocumentBytes || documentTooLarge)
 )
@@ -34,7 +35,7 @@ const PolicyDocumentFields = Schema.Struct({
  * The empty document `{}` allows every destination and applies no rules.
  */
 export const PolicyDocument = Schema.compose(
-  Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
+  JsonObject.pipe(
     Schema.filter((raw) => encodedBytes(raw) <= maxDocumentBytes || documentTooLarge)
   ),
   PolicyDocumentFields,
@@ -109,7 +110,7 @@ export class EgressPolicy extends Schema.Class<EgressPolicy>("EgressPolicy")({
   id: EgressPolicyId,
   org_id: Schema.String,
   name: Schema.String,
-  document: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  document: JsonObject,
   created_at: Schema.String,
   updated_at: Schema.String
 }) {}

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import { JsonValue } from "./Json.js"
 
 /** Model response statuses (spec: Model response object). */
 export const ResponseStatus = Schema.Literal("queued", "in_progress", "failed", "completed", "incomplete", "cancelled")
@@ -131,23 +132,23 @@ export class ModelResponse extends Schema.Class<ModelResponse>("ModelResponse")(
   metadata: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), {
     default: () => ({})
   }),
-  input: Schema.optional(Schema.Unknown),
-  output: Schema.optionalWith(Schema.Array(Schema.Unknown), { default: () => [] }),
-  error: Schema.optional(Schema.NullOr(Schema.Unknown)),
-  incomplete_details: Schema.optional(Schema.NullOr(Schema.Unknown)),
-  instructions: Schema.optional(Schema.NullOr(Schema.Unknown)),
+  input: Schema.optional(JsonValue),
+  output: Schema.optionalWith(Schema.Array(JsonValue), { default: () => [] }),
+  error: Schema.optional(Schema.NullOr(JsonValue)),
+  incomplete_details: Schema.optional(Schema.NullOr(JsonValue)),
+  instructions: Schema.optional(Schema.NullOr(JsonValue)),
   background: Schema.optional(Schema.NullOr(Schema.Boolean)),
   max_output_tokens: Schema.optional(Schema.NullOr(Schema.Int)),
   max_tool_calls: Schema.optional(Schema.NullOr(Schema.Int)),
   prompt_cache_key: Schema.optional(Schema.NullOr(Schema.String)),
-  reasoning: Schema.optional(Schema.NullOr(Schema.Unknown)),
-  text: Schema.optional(Schema.Unknown),
+  reasoning: Schema.optional(Schema.NullOr(JsonValue)),
+  text: Schema.optional(JsonValue),
   store: Schema.optional(Schema.Boolean),
   temperature: Schema.optional(Schema.NullOr(Schema.Number)),
   top_p: Schema.optional(Schema.NullOr(Schema.Number)),
   parallel_tool_calls: Schema.optional(Schema.Boolean),
-  tool_choice: Schema.optional(Schema.Unknown),
-  tools: Schema.optional(Schema.Array(Schema.Unknown)),
+  tool_choice: Schema.optional(JsonValue),
+  tools: Schema.optional(Schema.Array(JsonValue)),
   truncation: Schema.optional(Schema.NullOr(Schema.String)),
   user: Schema.optional(Schema.NullOr(Schema.String))
 }) {}
@@ -178,7 +179,7 @@ export const outputText = (response: ModelResponse): string =>
       : []
   ).join("")
 
-const ContentPart = Schema.Struct({ type: Schema.String }, { key: Schema.String, value: Schema.Unknown })
+const ContentPart = Schema.Struct({ type: Schema.String }, { key: Schema.String, value: JsonValue })
 
 /**
  * An input item: a message (`type` omitted or `message`) with a `role` (`user`, `assistant`, `system`, `developer`;
@@ -190,7 +191,7 @@ export const InputItem = Schema.Struct(
     role: Schema.optional(Schema.String),
     content: Schema.optional(Schema.Union(Schema.String, Schema.Array(ContentPart)))
   },
-  { key: Schema.String, value: Schema.Unknown }
+  { key: Schema.String, value: JsonValue }
 )
 
 /** `T`, or `null` meaning the same as leaving the field out (the hosted API's clients send `null` for unset). */
@@ -237,10 +238,10 @@ export const CreateResponseRequest = Schema.Struct({
   top_p: Nullable(Schema.Number.pipe(Schema.between(0, 1, { message: () => "top_p must be from 0 to 1" }))),
   prompt_token_ids: Schema.optional(PromptTokenIds),
   user: Nullable(Schema.String),
-  tools: Nullable(Schema.Array(Schema.Unknown)),
-  tool_choice: Nullable(Schema.Unknown),
-  reasoning: Nullable(Schema.Unknown),
-  text: Nullable(Schema.Unknown)
+  tools: Nullable(Schema.Array(JsonValue)),
+  tool_choice: Nullable(JsonValue),
+  reasoning: Nullable(JsonValue),
+  text: Nullable(JsonValue)
 }).annotations({ title: "CreateResponseRequest" })
 /** Body of POST /responses. */
 export type CreateResponseRequest = typeof CreateResponseRequest.Type
@@ -257,7 +258,7 @@ export type CreateResponseRequest = typeof CreateResponseRequest.Type
  */
 export const StreamEvent = Schema.Struct(
   { type: Schema.String, sequence_number: Schema.Int },
-  { key: Schema.String, value: Schema.Unknown }
+  { key: Schema.String, value: JsonValue }
 )
 /** One event of a streamed response. */
 export type StreamEvent = typeof StreamEvent.Type

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as C from "./support/Conformance.js"
+import * as Routes from "../../src/Server/http/Routes.js"
 
 const noNetworkPolicy = "ep_00000000-0000-4000-8000-0000000000cc"
 const seed = C.seedWith({
@@ -406,6 +407,44 @@ describe("body size", () => {
         expect((yield* C.request("/v1/boxes", { method: "POST", headers: C.auth(), body: exact, chunked })).status).toBe(201)
       }
     })))
+
+  it.effect("each operation has its own body limit (docs/ASSUMPTIONS.md): a policy rename takes 16 KiB, not 2 MiB", () =>
+    C.withService()(Effect.gen(function*() {
+      const policy = yield* C.request("/v1/egress-policies", {
+        method: "POST",
+        headers: C.auth(),
+        body: JSON.stringify({ name: "limits", document: { allow: ["example.com"] } })
+      })
+      expect(policy.status).toBe(201)
+      const policyId = policy.json.id
+      const padded = JSON.stringify({ name: "renamed", padding: "x".repeat(2 * 1024 * 1024) })
+      for (const chunked of [false, true]) {
+        const response = yield* C.request(`/v1/egress-policies/${policyId}`, {
+          method: "PATCH",
+          headers: C.auth(),
+          body: padded,
+          chunked
+        })
+        C.expectError(response, 400, "invalid_request_error", { param: null, message: /too large.*16384 bytes/ })
+      }
+      // A model response takes far more (a pre-tokenized prompt of 2,000,000 ids): 1 MiB of input is accepted.
+      const input = "word ".repeat(200_000)
+      const response = yield* C.request("/v1/responses", {
+        method: "POST",
+        headers: C.auth(),
+        body: JSON.stringify({ model: "boxkit-local", input, max_output_tokens: 1 })
+      })
+      expect(response.status).toBe(200)
+    })))
+
+  it("the body limits come from the contract, one per operation", () => {
+    const limits = Object.fromEntries(Routes.routes.map((route) => [route.name, route.maxBodyBytes]))
+    expect(limits["responses.create"]).toBe(32 * 1024 * 1024)
+    expect(limits["clipboard.write"]).toBe(8 * 1024 * 1024)
+    expect(limits["boxes.create"]).toBe(128 * 1024)
+    expect(limits["egressPolicies.rename"]).toBe(16 * 1024)
+    expect(Object.values(limits).every((limit) => limit >= 16 * 1024)).toBe(true)
+  })
 
   it.effect("the default maximum is 32 MiB", () =>
     Effect.sync(() => {

@@ -16,8 +16,6 @@ import { operate } from "../boxes/BoxAccess.js"
 import * as ContractRoutes from "../http/fast/ContractRoutes.js"
 import { Boxes } from "../state/Repositories.js"
 
-/** The largest clipboard write, in bytes: 8 MiB (docs/ASSUMPTIONS.md). */
-export const maxClipboardBytes = 8 * 1024 * 1024
 
 /** The media type of a Content-Type header without parameters, lowercased; None for types the clipboard refuses. */
 export const clipboardMediaType = (contentType: string | undefined): string | undefined => {
@@ -51,11 +49,7 @@ export const layer = ContractRoutes.group(BoxServiceApi, "clipboard", (handlers)
               ))
             }
             const bytes = new Uint8Array(yield* Effect.orDie(request.arrayBuffer))
-            if (bytes.byteLength > maxClipboardBytes) {
-              return yield* Effect.fail(ApiError.make.invalidRequest(
-                `Clipboard body too large: ${bytes.byteLength} bytes; the maximum is ${maxClipboardBytes} bytes.`
-              ))
-            }
+            // At most Box.maxClipboardBytes: the request pipeline refused a larger body (the operation's body limit).
             // Written only while the box is still running (it may have been paused since it was read).
             const written = { ok: false }
             yield* boxes.update(box.id, (record) => {

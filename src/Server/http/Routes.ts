@@ -1,21 +1,25 @@
 /**
  * The contract's routes as a table the request pipeline can match before routing: method, path pattern, path
- * parameter names, and whether the endpoint honours `Idempotency-Key`. Derived from the `HttpApi`, never written by
+ * parameter names, whether the endpoint honours `Idempotency-Key`, and its body limit. Derived from the `HttpApi`, never written by
  * hand.
  *
  * @since 0.1.0
  */
 import { HttpApi } from "@effect/platform"
-import { Context } from "effect"
-import { BoxServiceApi, Idempotent } from "../../Contract/Api.js"
+import { Context, Option } from "effect"
+import { BoxServiceApi, defaultMaxBodyBytes, Idempotent, MaxBodyBytes } from "../../Contract/Api.js"
 
-/** One route of the contract. `name` is `group.endpoint`, e.g. `boxes.create`. */
+/**
+ * One route of the contract. `name` is `group.endpoint`, e.g. `boxes.create`; `maxBodyBytes` is the operation's body
+ * limit (`MaxBodyBytes`, default `defaultMaxBodyBytes`).
+ */
 export interface Route {
   readonly name: string
   readonly method: string
   readonly pattern: RegExp
   readonly pathParameters: ReadonlyArray<string>
   readonly idempotent: boolean
+  readonly maxBodyBytes: number
 }
 
 const compile = (path: string): { pattern: RegExp; pathParameters: Array<string> } => {
@@ -37,17 +41,26 @@ export const routes: ReadonlyArray<Route> = (() => {
     onGroup: () => {},
     onEndpoint: ({ endpoint, group, mergedAnnotations }) => {
       const fullPath = String(endpoint.path)
+      const annotations = Context.merge(mergedAnnotations, endpoint.annotations)
       table.push({
         name: `${group.identifier}.${endpoint.name}`,
         method: endpoint.method,
         ...compile(fullPath),
-        idempotent: Context.getOption(Context.merge(mergedAnnotations, endpoint.annotations), Idempotent)._tag === "Some"
+        idempotent: Context.getOption(annotations, Idempotent)._tag === "Some",
+        maxBodyBytes: Option.getOrElse(Context.getOption(annotations, MaxBodyBytes), () => defaultMaxBodyBytes)
       })
     }
   })
   return table
 })()
 
+const byMethod = new Map<string, Array<Route>>()
+for (const route of routes) {
+  const list = byMethod.get(route.method) ?? []
+  list.push(route)
+  byMethod.set(route.method, list)
+}
+
 /** The route a request goes to, by method and path (without the query string). */
 export const match = (method: string, path: string): Route | undefined =>
-  routes.find((route) => route.method === method && route.pattern.test(path))
+  byMethod.get(method)?.find((route) => route.pattern.test(path))

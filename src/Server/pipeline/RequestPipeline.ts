@@ -2,11 +2,12 @@
  * What happens to every `/v1` request before it reaches the contract's handlers, in this order:
  * 1. draining: 503 `server_error` with Retry-After (the check and the in-flight count are one atomic step, so a
  *    request counted in flight is always awaited by `Admission.awaitIdle`);
- * 2. a declared `Content-Length` over `maxBodyBytes`: 400 naming the limit;
+ * 2. a declared `Content-Length` over the operation's body limit (`MaxBodyBytes` in the contract, at most
+ *    `LocalServiceConfig.maxBodyBytes`): 400 naming the limit;
  * 3. authentication: 401 `invalid_api_key` (only `Bearer <key>`; `Basic ...` and the rest are 401);
  * 4. credits: 402 `credits_exhausted` with `billing_url`;
  * 5. the new-organization in-flight cap: 429 `rate_limited` with Retry-After, before anything runs;
- * 6. the body, read once (a chunked body is counted as it arrives: over `maxBodyBytes` it is a 400, never a dropped
+ * 6. the body, read once (a chunked body is counted as it arrives: over the limit it is a 400, never a dropped
  *    connection; `multipart/*` is a 400: no operation takes it) and handed on in the request object itself;
  * 7. idempotency on the endpoints annotated `Idempotent` (key over 255 bytes: 400 naming `Idempotency-Key`; replay
  *    with `Idempotent-Replayed: true`; 409 `conflict_error` for a reused key; 409 `server_error`
@@ -29,7 +30,7 @@
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Duration, Effect, Redacted } from "effect"
 import * as ApiError from "../../ApiError.js"
-import { IdempotencyKeyHeader, IdempotentReplayedHeader } from "../../Contract/Api.js"
+import { defaultMaxBodyBytes, IdempotencyKeyHeader, IdempotentReplayedHeader } from "../../Contract/Api.js"
 import { currentPrincipal, type PrincipalShape } from "../../Contract/Principal.js"
 import * as ErrorResponse from "../http/ErrorResponse.js"
 import { Admission } from "./Admission.js"
@@ -79,7 +80,15 @@ export type Handle = <E, R>(
  */
 export type Admit =
   | { readonly _tag: "Refused"; readonly response: HttpServerResponse.HttpServerResponse }
-  | { readonly _tag: "Admitted"; readonly principal: PrincipalShape; readonly release: () => void }
+  | {
+    readonly _tag: "Admitted"
+    readonly principal: PrincipalShape
+    readonly release: () => void
+    /** The contract's route of the request (undefined: no route; the contract answers 404). */
+    readonly route: Routes.Route | undefined
+    /** The request's body limit, in bytes: its route's, at most `LocalServiceConfig.maxBodyBytes`. */
+    readonly maxBodyBytes: number
+  }
 
 /** The request pipeline: its steps, and the whole of it as one effect. */
 export interface Pipeline {
@@ -101,14 +110,15 @@ export interface Pipeline {
    */
   readonly proceed: <E, R>(
     request: HttpServerRequest.HttpServerRequest,
-    principal: PrincipalShape,
+    admitted: Admitted,
     run: Run<E, R>,
     body?: Uint8Array
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-  /** The answer to a body that could not be taken (too large, unreadable), or undefined when it was read. */
-  readonly refuseBody: (read: NodeRequest.BodyRead) => HttpServerResponse.HttpServerResponse | undefined
-  /** The body limit of every `/v1` request, in bytes. */
-  readonly maxBodyBytes: number
+  /**
+   * The answer to a body that could not be taken (too large for `maxBodyBytes`, unreadable), or undefined when it
+   * was read.
+   */
+  readonly refuseBody: (read: NodeRequest.BodyRead, maxBodyBytes: number) => HttpServerResponse.HttpServerResponse | undefined
 }
 
 /**
@@ -117,6 +127,9 @@ export interface Pipeline {
  * shared database) takes to apply. docs/ASSUMPTIONS.md "Serving".
  */
 export const callerIndexMillis = 5_000
+
+/** An admitted request (see {@link Admit}). */
+export type Admitted = Extract<Admit, { readonly _tag: "Admitted" }>
 
 const refused = (response: HttpServerResponse.HttpServerResponse): Admit => ({ _tag: "Refused", response })
 
@@ -132,7 +145,6 @@ export const make: Effect.Effect<
   const admission = yield* Admission
   const store = yield* Idempotency.IdempotencyStore
   const newOrgWindowMillis = Duration.toMillis(config.newOrgWindow)
-  const maxBodyBytes = config.maxBodyBytes
 
   const draining = refused(ErrorResponse.fromApiError(
     ApiError.make.unavailable("The service is shutting down. Retry after the Retry-After delay.", config.retryAfter)
@@ -217,24 +229,22 @@ export const make: Effect.Effect<
   /** Step 7: the body is read; idempotency, then the contract. */
   function forward<E, R>(
     request: HttpServerRequest.HttpServerRequest,
-    principal: PrincipalShape,
+    admitted: Admitted,
     run: Run<E, R>,
     body: Uint8Array
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> {
     let forwarded = request
     if (request instanceof NodeRequest.LocalRequest) request.setBody(body)
     else forwarded = withBody(request, body)
-    const handled = run(principal, forwarded)
+    const handled = run(admitted.principal, forwarded)
     const key = request.headers[IdempotencyKeyHeader]
-    if (key !== undefined && key.trim() !== "") {
-      const queryAt = request.url.indexOf("?")
-      const route = Routes.match(request.method, queryAt < 0 ? request.url : request.url.slice(0, queryAt))
-      if (route?.idempotent === true) return runIdempotent(handled, forwarded, principal, key, body)
+    if (key !== undefined && key.trim() !== "" && admitted.route?.idempotent === true) {
+      return runIdempotent(handled, forwarded, admitted.principal, key, body)
     }
     return handled
   }
 
-  const refuseBody = (read: NodeRequest.BodyRead): HttpServerResponse.HttpServerResponse | undefined => {
+  const refuseBody = (read: NodeRequest.BodyRead, maxBodyBytes: number): HttpServerResponse.HttpServerResponse | undefined => {
     switch (read._tag) {
       case "Read":
         return undefined
@@ -248,7 +258,7 @@ export const make: Effect.Effect<
   /** Steps 6-7, for an authenticated caller whose organization (if any) passed the credits check. */
   function proceed<E, R>(
     request: HttpServerRequest.HttpServerRequest,
-    principal: PrincipalShape,
+    admitted: Admitted,
     run: Run<E, R>,
     body?: Uint8Array
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> {
@@ -259,16 +269,17 @@ export const make: Effect.Effect<
         "Content-Type"
       )))
     }
-    if (body !== undefined) return forward(request, principal, run, body)
-    if (!hasBody(request.headers)) return forward(request, principal, run, emptyBody)
+    if (body !== undefined) return forward(request, admitted, run, body)
+    if (!hasBody(request.headers)) return forward(request, admitted, run, emptyBody)
+    const maxBodyBytes = admitted.maxBodyBytes
     const read = request instanceof NodeRequest.LocalRequest
       ? NodeRequest.readNodeBody(request.source, maxBodyBytes)
       : readGenericBody(request, maxBodyBytes)
     return Effect.flatMap(read, (result) => {
-      const refusal = refuseBody(result)
+      const refusal = refuseBody(result, maxBodyBytes)
       return refusal !== undefined || result._tag !== "Read"
         ? Effect.succeed(refusal!)
-        : forward(request, principal, run, result.bytes)
+        : forward(request, admitted, run, result.bytes)
     })
   }
 
@@ -294,6 +305,9 @@ export const make: Effect.Effect<
   }
 
   const afterBegin = (request: HttpServerRequest.HttpServerRequest, caller: Caller | undefined | "missing"): Admit => {
+    const queryAt = request.url.indexOf("?")
+    const route = Routes.match(request.method, queryAt < 0 ? request.url : request.url.slice(0, queryAt))
+    const maxBodyBytes = Math.min(route?.maxBodyBytes ?? defaultMaxBodyBytes, config.maxBodyBytes)
     // 2. declared length
     const declaredLength = request.headers["content-length"]
     if (declaredLength !== undefined && Number(declaredLength) > maxBodyBytes) {
@@ -303,7 +317,7 @@ export const make: Effect.Effect<
     if (caller === "missing") return refused(ErrorResponse.fromApiError(missingKey()))
     if (caller === undefined) return refused(ErrorResponse.fromApiError(invalidKey()))
     const { organization, principal } = caller
-    if (organization === undefined) return { _tag: "Admitted", principal, release: admission.end }
+    if (organization === undefined) return { _tag: "Admitted", principal, release: admission.end, route, maxBodyBytes }
     // 4. credits
     if (!organization.credits) return refused(ErrorResponse.fromApiError(ApiError.make.billing(config.billingUrl)))
     // 5. the new-organization cap
@@ -311,7 +325,7 @@ export const make: Effect.Effect<
     if (!admission.enter(organization.id, isNew ? config.newOrgInFlightCap : Number.POSITIVE_INFINITY)) {
       return refused(ErrorResponse.fromApiError(ApiError.make.rateLimited(config.retryAfter)))
     }
-    return { _tag: "Admitted", principal, release: releaseOf(organization.id) }
+    return { _tag: "Admitted", principal, release: releaseOf(organization.id), route, maxBodyBytes }
   }
 
   // The callers of recent requests by key, each for `callerIndexMillis` after it was looked up: most requests are
@@ -352,14 +366,13 @@ export const make: Effect.Effect<
     admitNow,
     proceed,
     refuseBody,
-    maxBodyBytes,
     handle: <E, R>(request: HttpServerRequest.HttpServerRequest, run: Run<E, R>) =>
       Effect.acquireUseRelease(
         admit(request),
         (outcome) =>
           outcome._tag === "Refused"
             ? Effect.succeed(outcome.response)
-            : Effect.interruptible(proceed(request, outcome.principal, run)),
+            : Effect.interruptible(proceed(request, outcome, run)),
         (outcome) => outcome._tag === "Admitted" ? Effect.sync(outcome.release) : Effect.void
       )
   }

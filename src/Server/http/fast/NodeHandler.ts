@@ -374,10 +374,10 @@ export const make = (extra: ExtraRoutes) =>
     const serveAdmitted = (request: LocalRequest, admitted: RequestPipeline.Admit) => {
       if (admitted._tag === "Refused") return refuse(request, admitted.response)
       const proceed = (body: Uint8Array | undefined) =>
-        serve(request, pipeline.proceed(request, admitted.principal, route, body), true, admitted.principal, admitted.release)
+        serve(request, pipeline.proceed(request, admitted, route, body), true, admitted.principal, admitted.release)
       if (!hasBody(request.headers)) return proceed(undefined)
-      readNodeBodyThen(request.source, pipeline.maxBodyBytes, (read) => {
-        const refusal = pipeline.refuseBody(read)
+      readNodeBodyThen(request.source, admitted.maxBodyBytes, (read) => {
+        const refusal = pipeline.refuseBody(read, admitted.maxBodyBytes)
         if (refusal === undefined && read._tag === "Read") return proceed(read.bytes)
         admitted.release()
         refuse(request, refusal!)
