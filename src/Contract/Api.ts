@@ -154,6 +154,7 @@ const BoxIdParam = HttpApiSchema.param("box_id", Ids.BoxId)
 
 /** Apps: POST /apps/find (spec: "POST {api_url}/apps/find"). */
 export class AppsGroup extends HttpApiGroup.make("apps")
+  .annotate(OpenApi.Description, "Apps: the named applications boxes are created from; addressed from `{api_url}`.")
   .add(
     operation(
       HttpApiEndpoint.post("find", "/apps/find")
@@ -166,6 +167,7 @@ export class AppsGroup extends HttpApiGroup.make("apps")
 
 /** Secrets: GET /secrets/{name} (spec) and POST /secrets (create; shape not shown, docs/ASSUMPTIONS.md). */
 export class SecretsGroup extends HttpApiGroup.make("secrets")
+  .annotate(OpenApi.Description, "Secrets of the organization: names and dates are readable, values never leave the service.")
   .add(
     operation(
       HttpApiEndpoint.get("retrieve")`/secrets/${HttpApiSchema.param("name", Secret.SecretNameParam)}`
@@ -185,6 +187,7 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
 
 /** Egress policies: create and read (shapes not shown, docs/ASSUMPTIONS.md) and PATCH rename (spec). */
 export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
+  .annotate(OpenApi.Description, "Egress policies: named, saved network rules a box can reference.")
   .add(
     operation(
       HttpApiEndpoint.post("create", "/egress-policies")
@@ -212,6 +215,7 @@ export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
 
 /** Boxes: create, read, upgrade, and the lifecycle operations named without a shape (docs/ASSUMPTIONS.md). */
 export class BoxesGroup extends HttpApiGroup.make("boxes")
+  .annotate(OpenApi.Description, "Boxes: create, read, upgrade and move through their lifecycle.")
   .add(
     operation(
       HttpApiEndpoint.post("create", "/boxes")
@@ -282,6 +286,7 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
 
 /** Exec: POST /boxes/{box_id}/exec/{exec_id}/resize (spec), with the `-` + `exec_request_id` form. */
 export class ExecGroup extends HttpApiGroup.make("exec")
+  .annotate(OpenApi.Description, "Exec: the terminals of commands running in a box.")
   .add(
     operation(
       HttpApiEndpoint.post("resize")`/boxes/${BoxIdParam}/exec/${
@@ -312,6 +317,7 @@ const GuestPortParam = HttpApiSchema.param("guest_port", Box.GuestPortFromPath)
  * domains" stay with the creator). A box without persistence answers 409.
  */
 export class ListenersGroup extends HttpApiGroup.make("listeners")
+  .annotate(OpenApi.Description, "Listeners: the ports a box publishes, with their addresses and custom domains.")
   .add(
     operation(
       HttpApiEndpoint.post("publish")`/boxes/${BoxIdParam}/listeners`
@@ -348,6 +354,7 @@ export class ListenersGroup extends HttpApiGroup.make("listeners")
  * `image/*`) is the media type. The local service reads the bytes itself.
  */
 export class ClipboardGroup extends HttpApiGroup.make("clipboard")
+  .annotate(OpenApi.Description, "Clipboard: text or an image placed on a box's clipboard.")
   .add(
     operation(
       HttpApiEndpoint.put("write")`/boxes/${BoxIdParam}/clipboard`
@@ -378,6 +385,7 @@ const ResponseHeaders = Schema.Struct({
  * header `x-completion-window` (docs/ASSUMPTIONS.md).
  */
 export class ResponsesGroup extends HttpApiGroup.make("responses")
+  .annotate(OpenApi.Description, "Model responses: foreground, background (with completion webhooks) or streamed; addressed from `{api_url}`.")
   .add(
     operation(
       HttpApiEndpoint.post("create", "/responses")
@@ -415,7 +423,17 @@ export class BoxServiceApi extends HttpApi.make("BoxService")
   .add(ResponsesGroup)
   .prefix("/v1")
   .annotate(OpenApi.Title, "Box Service HTTP API")
-  .annotate(OpenApi.Version, apiVersion) {}
+  .annotate(OpenApi.Version, apiVersion)
+  .annotate(
+    OpenApi.Description,
+    "Boxes (sandboxed machines), their ports, clipboard and terminals; secrets, egress policies and apps; model " +
+      "responses. Every operation takes `Authorization: Bearer <API_KEY>`; errors answer the envelope " +
+      "`{ error: { type, message, param, code } }`."
+  )
+  .annotate(OpenApi.License, { name: "MIT", url: "https://opensource.org/license/mit" })
+  .annotate(OpenApi.Servers, [
+    { url: "http://127.0.0.1:8787", description: "the local box service (`boxkit serve`, default address)" }
+  ]) {}
 
 /** The OpenAPI document of the contract. */
 export const openApiDocument = () => OpenApi.fromApi(BoxServiceApi)
