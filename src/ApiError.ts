@@ -285,6 +285,13 @@ export const classesOf = (schema: Schema.Schema.Any): ReadonlyArray<AnyClass> =>
   return [...classes]
 }
 
+/** `billing_url` on the wire: the URL of the page for adding credits. */
+const BillingUrl = Schema.String.annotations({ jsonSchema: { type: "string", format: "uri" } })
+
+/**
+ * The envelope as the contract sends it (what the OpenAPI document describes): `param` and `code` always present
+ * (null when there is none), `code` a string, and on 402 `billing_url`; other members allowed.
+ */
 const atStatusSchema = <Self extends AnyClass>(errorClass: Self, status: number) =>
   Schema.transform(
     Schema.Struct({
@@ -292,11 +299,9 @@ const atStatusSchema = <Self extends AnyClass>(errorClass: Self, status: number)
         {
           message: Schema.String,
           type: Schema.Literal(errorClass.type),
-          param: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
-          code: Schema.optionalWith(Schema.NullOr(Schema.Union(Schema.String, Schema.Number)), {
-            default: () => null
-          }),
-          billing_url: Schema.optional(Schema.String)
+          param: Schema.NullOr(Schema.String),
+          code: Schema.NullOr(Schema.String),
+          ...((errorClass as AnyClass) === BillingError ? { billing_url: BillingUrl } : {})
         },
         { key: Schema.String, value: JsonValue }
       )
@@ -305,7 +310,11 @@ const atStatusSchema = <Self extends AnyClass>(errorClass: Self, status: number)
     {
       strict: false,
       decode: (envelope) => fromEnvelope(envelope as ErrorEnvelope, status, Option.none()),
-      encode: (error) => toEnvelope(error as AnyApiError)
+      encode: (error) => {
+        const envelope = toEnvelope(error as AnyApiError)
+        const code = envelope.error.code
+        return typeof code === "number" ? { error: { ...envelope.error, code: String(code) } } : envelope
+      }
     }
   ).annotations(HttpApiSchema.annotations({ status }))
 
