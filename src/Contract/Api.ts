@@ -145,9 +145,21 @@ const BoxHeaders = Schema.Struct({
   [OwnerOverrideHeader]: Schema.optional(OwnerOverrideReason)
 })
 
+/**
+ * An `Idempotency-Key` value: up to 255 bytes of UTF-8 (checked by the service's request pipeline, which answers 400
+ * naming the header); JSON Schema can only bound its characters, so the document says 255 of them.
+ */
+const IdempotencyKeyValue = Schema.String.annotations({
+  jsonSchema: {
+    type: "string",
+    maxLength: 255,
+    description: "up to 255 bytes (UTF-8: non-ASCII characters count for more than one); a blank key is ignored"
+  }
+})
+
 const IdempotentBoxHeaders = Schema.Struct({
   [OwnerOverrideHeader]: Schema.optional(OwnerOverrideReason),
-  [IdempotencyKeyHeader]: Schema.optional(Schema.String)
+  [IdempotencyKeyHeader]: Schema.optional(IdempotencyKeyValue)
 })
 
 const BoxIdParam = HttpApiSchema.param("box_id", Ids.BoxId)
@@ -373,7 +385,7 @@ export class ClipboardGroup extends HttpApiGroup.make("clipboard")
   .middleware(Authorization) {}
 
 const ResponseHeaders = Schema.Struct({
-  [IdempotencyKeyHeader]: Schema.optional(Schema.String),
+  [IdempotencyKeyHeader]: Schema.optional(IdempotencyKeyValue),
   [ModelResponse.completionWindowHeader]: Schema.optional(ModelResponse.CompletionWindow)
 })
 

@@ -65,7 +65,17 @@ export const BoxName = Schema.String.pipe(
   Schema.filter((name) => characterLength(name) <= 128 || "name must be at most 128 characters"),
   Schema.filter((name) => /\S/.test(name) || "name must contain a non-whitespace character"),
   Schema.filter((name) => !hasControlCharacter(name) || "name must not contain control characters")
-).annotations({ title: "BoxName" })
+).annotations({
+  title: "BoxName",
+  // The same rules for JSON Schema (whose lengths count code points too).
+  jsonSchema: {
+    type: "string",
+    minLength: 1,
+    maxLength: 128,
+    pattern: "^(?=[\\s\\S]*\\S)[^\\u0000-\\u001f\\u007f-\\u009f]*$",
+    description: "1 to 128 characters, with a non-whitespace character, no control characters"
+  }
+})
 
 /**
  * The `image` of a create request: exactly one of `base`, `oci`, `dockerfile`. Sub-fields are not shown by the spec:

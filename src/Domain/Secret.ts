@@ -22,7 +22,13 @@ export const SecretName = Schema.String.pipe(
  * The `name` path parameter of GET /secrets/{name}: optional surrounding whitespace (ignored), then a
  * {@link SecretName}. Source: spec "GET {base_url}/secrets/{name}".
  */
-export const SecretNameParam = Schema.compose(Schema.Trim, SecretName)
+export const SecretNameParam = Schema.compose(Schema.Trim, SecretName).annotations({
+  jsonSchema: {
+    type: "string",
+    pattern: "^\\s*[A-Za-z0-9][A-Za-z0-9_-]{0,127}\\s*$",
+    description: "a secret name (letter or digit, then up to 127 letters, digits, underscores or dashes), surrounding whitespace ignored"
+  }
+})
 
 /**
  * The Secret object: exactly `org_id`, `name`, `created_at`, `updated_at` (date-time strings). No other properties

@@ -1,0 +1,58 @@
+/**
+ * What the OpenAPI document says, derived from the contract (issue 12): every operation names its bearer security
+ * requirement, a summary and its body limit; the clipboard takes text/plain or image/*; no JSON Schema `$id` is
+ * repeated; the error envelope has `param` and `code` always, `billing_url` a URI on 402; the name and key rules the
+ * service enforces are in the schemas.
+ */
+import { describe, expect, it } from "vitest"
+import { openApiDocument } from "../../src/Contract/Api.js"
+
+const document = openApiDocument() as any
+const operations = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, methods]) =>
+  Object.entries(methods).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, operation }))
+)
+
+describe("the OpenAPI document", () => {
+  it("every operation requires the bearer key and has a summary and its body limit", () => {
+    expect(operations.length).toBe(20)
+    for (const { name, operation } of operations) {
+      expect({ name, security: operation.security }).toEqual({ name, security: [{ bearer: [] }] })
+      expect(operation.summary, name).toMatch(/\S/)
+      expect(operation.description, name).toMatch(/Request body: at most \d+ (KiB|MiB)\.$/)
+    }
+    expect(document.components.securitySchemes.bearer).toEqual({ type: "http", scheme: "bearer" })
+  })
+
+  it("the clipboard body is text/plain or an image/* type", () => {
+    const body = document.paths["/v1/boxes/{box_id}/clipboard"].put.requestBody.content
+    expect(Object.keys(body).sort()).toEqual(["image/*", "text/plain"])
+  })
+
+  it("has no JSON Schema $id (repeated ids make validators skip or refuse schemas)", () => {
+    expect(JSON.stringify(document)).not.toMatch(/"\$id"/)
+  })
+
+  it("the error envelope: param and code always there, code a string, billing_url a required URI on 402", () => {
+    const billing = document.components.schemas.BillingError.properties.error
+    expect(billing.required).toEqual(expect.arrayContaining(["message", "type", "param", "code", "billing_url"]))
+    expect(billing.properties.code).toEqual({ anyOf: [{ type: "string" }, { type: "null" }] })
+    expect(billing.properties.billing_url).toEqual({ type: "string", format: "uri" })
+    expect(document.components.schemas.NotFoundError.properties.error.required).toEqual(
+      expect.arrayContaining(["param", "code"])
+    )
+  })
+
+  it("states the rules of box names, secret names and Idempotency-Key", () => {
+    const create = document.paths["/v1/boxes"].post
+    const name = create.requestBody.content["application/json"].schema.properties.name
+    expect(name).toMatchObject({ minLength: 1, maxLength: 128 })
+    const pattern = new RegExp(name.pattern, "u")
+    expect(["box", " 🙂 "].map((value) => pattern.test(value))).toEqual([true, true])
+    expect(["   ", "a\u0007b"].map((value) => pattern.test(value))).toEqual([false, false])
+    const key = create.parameters.find((parameter: any) => parameter.name === "idempotency-key")
+    expect(key.schema.maxLength).toBe(255)
+    const secret = document.paths["/v1/secrets/{name}"].get.parameters[0].schema
+    expect(new RegExp(secret.pattern).test("  GITHUB_TOKEN ")).toBe(true)
+    expect(new RegExp(secret.pattern).test("_leading")).toBe(false)
+  })
+})
