@@ -92,11 +92,50 @@ export const defaultMaxBodyBytes = 16 * 1024
  */
 export class MaxBodyBytes extends Context.Tag("boxkit/MaxBodyBytes")<MaxBodyBytes, number>() {}
 
-/** What the OpenAPI document says of an operation, and its body limit (default {@link defaultMaxBodyBytes}). */
+/**
+ * What the OpenAPI document says of an operation, its body limit (default {@link defaultMaxBodyBytes}), and, for an
+ * operation whose 200 may also be a stream of server-sent events, what the stream carries.
+ */
 interface OperationDocs {
   readonly summary: string
   readonly description: string
   readonly maxBodyBytes?: number
+  readonly eventStream?: string
+}
+
+/** `Retry-After` on 429 and 503 answers (spec: Errors rules 1, 2). */
+const retryAfterHeader = {
+  "Retry-After": {
+    description: "Seconds to wait before retrying (spec: Errors rules 1 and 2).",
+    schema: { type: "integer", minimum: 0 }
+  }
+}
+
+/** `Idempotent-Replayed: true` on a replayed answer of an operation that honours `Idempotency-Key` (Errors rule 3). */
+const replayedHeader = {
+  "Idempotent-Replayed": {
+    description: "`true` when this is the remembered answer of an earlier request with the same Idempotency-Key.",
+    schema: { type: "string", enum: ["true"] }
+  }
+}
+
+/**
+ * What the schemas of an endpoint cannot say, added to its operation in the OpenAPI document: the headers of its
+ * answers (`Retry-After`, `Idempotent-Replayed`) and a `text/event-stream` form of its 200.
+ */
+const answerHeaders = (idempotent: boolean, eventStream: string | undefined) => (operation: Record<string, any>) => {
+  const responses: Record<string, any> = {}
+  for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
+    let headers = response.headers
+    if (status === "429" || status === "503") headers = { ...headers, ...retryAfterHeader }
+    if (idempotent && Number(status) < 500) headers = { ...headers, ...replayedHeader }
+    let content = response.content
+    if (status === "200" && eventStream !== undefined) {
+      content = { ...content, "text/event-stream": { schema: { type: "string", description: eventStream } } }
+    }
+    responses[status] = { ...response, ...(headers ? { headers } : {}), ...(content ? { content } : {}) }
+  }
+  return { ...operation, responses }
 }
 
 const byteSize = (bytes: number) =>
@@ -109,9 +148,12 @@ const byteSize = (bytes: number) =>
 const operation = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E, docs: OperationDocs) => {
   const maxBodyBytes = docs.maxBodyBytes ?? defaultMaxBodyBytes
   // `HttpApiEndpoint.Any` has no `annotate`; the result has the type of `commonErrors(endpoint)`.
+  const annotations = (endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps).annotations
+  const idempotent = Context.getOption(annotations, Idempotent)._tag === "Some"
   return (commonErrors(endpoint) as any)
     .annotate(OpenApi.Summary, docs.summary)
     .annotate(OpenApi.Description, `${docs.description} Request body: at most ${byteSize(maxBodyBytes)}.`)
+    .annotate(OpenApi.Transform, answerHeaders(idempotent, docs.eventStream))
     .annotate(MaxBodyBytes, maxBodyBytes) as ReturnType<typeof commonErrors<E>>
 }
 
@@ -172,7 +214,12 @@ export class AppsGroup extends HttpApiGroup.make("apps")
       HttpApiEndpoint.post("find", "/apps/find")
         .setPayload(App.FindAppRequest)
         .addSuccess(App.App),
-      { summary: "Find an app by name", description: "Finds the organization's app named `name`; with `mint_if_missing: true` the app is created when missing (one app per name, whatever the race)." }
+      {
+        summary: "Find an app by name",
+        description:
+          "Finds the organization's app named `name`; with `mint_if_missing: true` the app is created when " +
+          "missing (one app per name, whatever the race)."
+      }
     )
   )
   .middleware(Authorization) {}
@@ -184,7 +231,12 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
     operation(
       HttpApiEndpoint.get("retrieve")`/secrets/${HttpApiSchema.param("name", Secret.SecretNameParam)}`
         .addSuccess(Secret.Secret),
-      { summary: "Read a secret", description: "Returns a secret's metadata (organization, name, dates), never its value. The name may carry surrounding whitespace, which is ignored." }
+      {
+        summary: "Read a secret",
+        description:
+          "Returns a secret's metadata (organization, name, dates), never its value. The name may carry " +
+          "surrounding whitespace, which is ignored."
+      }
     )
   )
   .add(
@@ -192,7 +244,13 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
       HttpApiEndpoint.post("create", "/secrets")
         .setPayload(Secret.CreateSecretRequest)
         .addSuccess(Secret.Secret, { status: 201 }),
-      { summary: "Create or replace a secret", description: "Stores `value` under `name` in the caller's organization, replacing the value of an existing secret (`created_at` kept). The value is never returned.", maxBodyBytes: 256 * 1024 }
+      {
+        summary: "Create or replace a secret",
+        description:
+          "Stores `value` under `name` in the caller's organization, replacing the value of an existing secret " +
+          "(`created_at` kept). The value is never returned.",
+        maxBodyBytes: 256 * 1024
+      }
     )
   )
   .middleware(Authorization) {}
@@ -205,14 +263,21 @@ export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
       HttpApiEndpoint.post("create", "/egress-policies")
         .setPayload(EgressPolicy.CreatePolicyRequest)
         .addSuccess(EgressPolicy.EgressPolicy, { status: 201 }),
-      { summary: "Save an egress policy", description: "Saves a named egress policy document (at most 64 KiB encoded); it may be normalized on save.", maxBodyBytes: 128 * 1024 }
+      {
+        summary: "Save an egress policy",
+        description: "Saves a named egress policy document (at most 64 KiB encoded); it may be normalized on save.",
+        maxBodyBytes: 128 * 1024
+      }
     )
   )
   .add(
     operation(
       HttpApiEndpoint.get("retrieve")`/egress-policies/${HttpApiSchema.param("policy_id", Ids.EgressPolicyId)}`
         .addSuccess(EgressPolicy.EgressPolicy),
-      { summary: "Read an egress policy", description: "Returns a saved egress policy with its (possibly normalized) document." }
+      {
+        summary: "Read an egress policy",
+        description: "Returns a saved egress policy with its (possibly normalized) document."
+      }
     )
   )
   .add(
@@ -220,7 +285,10 @@ export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
       HttpApiEndpoint.patch("rename")`/egress-policies/${HttpApiSchema.param("policy_id", Ids.EgressPolicyId)}`
         .setPayload(EgressPolicy.RenamePolicyRequest)
         .addSuccess(EgressPolicy.EgressPolicy),
-      { summary: "Rename an egress policy", description: "Renames a policy; the document is unchanged and `updated_at` reflects the rename." }
+      {
+        summary: "Rename an egress policy",
+        description: "Renames a policy; the document is unchanged and `updated_at` reflects the rename."
+      }
     )
   )
   .middleware(Authorization) {}
@@ -237,7 +305,13 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
         .addError(Errors.Conflict)
         .addError(Errors.IdempotentRequestInFlight)
         .annotate(Idempotent, true),
-      { summary: "Create a box", description: "Creates a box from an image of the app; answers its id and first status at once (poll the box for `running`). Honours `Idempotency-Key`.", maxBodyBytes: 128 * 1024 }
+      {
+        summary: "Create a box",
+        description:
+          "Creates a box from an image of the app; answers its id and first status at once (poll the box for " +
+          "`running`). Honours `Idempotency-Key`.",
+        maxBodyBytes: 128 * 1024
+      }
     )
   )
   .add(
@@ -245,7 +319,10 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
       HttpApiEndpoint.get("retrieve")`/boxes/${BoxIdParam}`
         .setHeaders(BoxHeaders)
         .addSuccess(Box.Box),
-      { summary: "Read a box", description: "Returns the box record; its `status` is an open set." }
+      {
+        summary: "Read a box",
+        description: "Returns the box record; its `status` is an open set."
+      }
     )
   )
   .add(
@@ -256,7 +333,12 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
         .addError(Errors.Conflict)
         .addError(Errors.IdempotentRequestInFlight)
         .annotate(Idempotent, true),
-      { summary: "Upgrade a box", description: "Moves the box onto the current runtime now when it is running, or records the upgrade for its next wake (`applied: false`). Honours `Idempotency-Key`." }
+      {
+        summary: "Upgrade a box",
+        description:
+          "Moves the box onto the current runtime now when it is running, or records the upgrade for its next " +
+          "wake (`applied: false`). Honours `Idempotency-Key`."
+      }
     )
   )
   .add(
@@ -265,7 +347,10 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
         .setHeaders(BoxHeaders)
         .addSuccess(Box.Box)
         .addError(Errors.Conflict),
-      { summary: "Pause a box", description: "Pauses a running box." }
+      {
+        summary: "Pause a box",
+        description: "Pauses a running box."
+      }
     )
   )
   .add(
@@ -274,7 +359,10 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
         .setHeaders(BoxHeaders)
         .addSuccess(Box.Box)
         .addError(Errors.Conflict),
-      { summary: "Resume a box", description: "Resumes a paused or sleeping box; an upgrade recorded for its next wake applies now." }
+      {
+        summary: "Resume a box",
+        description: "Resumes a paused or sleeping box; an upgrade recorded for its next wake applies now."
+      }
     )
   )
   .add(
@@ -283,7 +371,10 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
         .setHeaders(BoxHeaders)
         .addSuccess(Box.Box)
         .addError(Errors.Conflict),
-      { summary: "Put a box to sleep", description: "Puts a running box to sleep." }
+      {
+        summary: "Put a box to sleep",
+        description: "Puts a running box to sleep."
+      }
     )
   )
   .add(
@@ -291,7 +382,10 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
       HttpApiEndpoint.post("terminate")`/boxes/${BoxIdParam}/terminate`
         .setHeaders(BoxHeaders)
         .addSuccess(Box.Box),
-      { summary: "Terminate a box", description: "Terminates a box; its end status is `terminated`." }
+      {
+        summary: "Terminate a box",
+        description: "Terminates a box; its end status is `terminated`."
+      }
     )
   )
   .middleware(Authorization) {}
@@ -313,7 +407,12 @@ export class ExecGroup extends HttpApiGroup.make("exec")
         .setPayload(Box.ResizeRequest)
         .addSuccess(Box.EmptyObject)
         .addError(Errors.IdempotentRequestInFlight),
-      { summary: "Resize an exec's terminal", description: "Sets the latest terminal size of an exec; an unknown exec or one without a terminal is a no-op. When the exec id does not fit one path segment, send `-` and the id in `exec_request_id`." }
+      {
+        summary: "Resize an exec's terminal",
+        description:
+          "Sets the latest terminal size of an exec; an unknown exec or one without a terminal is a no-op. When " +
+          "the exec id does not fit one path segment, send `-` and the id in `exec_request_id`."
+      }
     )
   )
   .middleware(Authorization) {}
@@ -337,7 +436,12 @@ export class ListenersGroup extends HttpApiGroup.make("listeners")
         .setPayload(Box.PublishListenerRequest)
         .addSuccess(Box.Listener, { status: 201 })
         .addError(Errors.Conflict),
-      { summary: "Publish a port", description: "Publishes a port of the box (`http` or `tcp`) and answers the listener with its address. Only the box's creator may." }
+      {
+        summary: "Publish a port",
+        description:
+          "Publishes a port of the box (`http` or `tcp`) and answers the listener with its address. Only the " +
+          "box's creator may."
+      }
     )
   )
   .add(
@@ -347,7 +451,10 @@ export class ListenersGroup extends HttpApiGroup.make("listeners")
         .setPayload(Box.AddDomainRequest)
         .addSuccess(Box.Listener)
         .addError(Errors.Conflict),
-      { summary: "Add a custom domain", description: "Registers a hostname as a custom domain of a published http port. Only the box's creator may." }
+      {
+        summary: "Add a custom domain",
+        description: "Registers a hostname as a custom domain of a published http port. Only the box's creator may."
+      }
     )
   )
   .add(
@@ -356,7 +463,12 @@ export class ListenersGroup extends HttpApiGroup.make("listeners")
         .setHeaders(BoxHeaders)
         .addSuccess(Box.UnpublishResult)
         .addError(Errors.Conflict),
-      { summary: "Unpublish a port", description: "Unpublishes a port; works on running, paused and sleeping boxes without waking them. Only the box's creator may." }
+      {
+        summary: "Unpublish a port",
+        description:
+          "Unpublishes a port; works on running, paused and sleeping boxes without waking them. Only the box's " +
+          "creator may."
+      }
     )
   )
   .middleware(Authorization) {}
@@ -379,7 +491,13 @@ export class ClipboardGroup extends HttpApiGroup.make("clipboard")
         .addSuccess(Box.EmptyObject)
         .addError(Errors.Conflict)
         .addError(Errors.NotImplemented),
-      { summary: "Write the clipboard", description: "Places the raw request body on the box's clipboard; its Content-Type (`text/plain` or an `image/*` type) is the media type. `501 not_implemented_error` when the guest image has no clipboard.", maxBodyBytes: Box.maxClipboardBytes }
+      {
+        summary: "Write the clipboard",
+        description:
+          "Places the raw request body on the box's clipboard; its Content-Type (`text/plain` or an `image/*` " +
+          "type) is the media type. `501 not_implemented_error` when the guest image has no clipboard.",
+        maxBodyBytes: Box.maxClipboardBytes
+      }
     )
   )
   .middleware(Authorization) {}
@@ -408,14 +526,31 @@ export class ResponsesGroup extends HttpApiGroup.make("responses")
         .addError(Errors.Conflict)
         .addError(Errors.IdempotentRequestInFlight)
         .annotate(Idempotent, true),
-      { summary: "Create a model response", description: "Creates a model response. 200: the finished Model response object (foreground); 202: the accepted object (background: true), completed later; with stream: true on a foreground request, 200 is a text/event-stream of Responses events (response.created ... response.completed / response.incomplete / response.failed), each with sequence_number. Honours `Idempotency-Key`.", maxBodyBytes: 32 * 1024 * 1024 }
+      {
+        summary: "Create a model response",
+        description:
+          "Creates a model response. 200: the finished Model response object (foreground); 202: the accepted " +
+          "object (background: true), completed later; with stream: true on a foreground request, 200 is a " +
+          "text/event-stream of Responses events (response.created ... response.completed / response.incomplete " +
+          "/ response.failed), each with sequence_number. Honours `Idempotency-Key`.",
+        maxBodyBytes: 32 * 1024 * 1024,
+        eventStream:
+          "Responses events (`text/event-stream`, with `stream: true` on a foreground request): `event:` and " +
+          "`data:` lines, each data a JSON event with `type` and `sequence_number`, from `response.created` to " +
+          "`response.completed`, `response.incomplete` or `response.failed`."
+      }
     )
   )
   .add(
     operation(
       HttpApiEndpoint.get("retrieve")`/responses/${HttpApiSchema.param("response_id", Ids.ResponseId)}`
         .addSuccess(ModelResponse.ModelResponse),
-      { summary: "Read a model response", description: "Returns a model response (the same object a completion webhook carries) while its result is retained." }
+      {
+        summary: "Read a model response",
+        description:
+          "Returns a model response (the same object a completion webhook carries) while its result is " +
+          "retained."
+      }
     )
   )
   .middleware(Authorization) {}

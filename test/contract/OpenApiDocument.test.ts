@@ -1,8 +1,9 @@
 /**
  * What the OpenAPI document says, derived from the contract (issue 12): every operation names its bearer security
  * requirement, a summary and its body limit; the clipboard takes text/plain or image/*; no JSON Schema `$id` is
- * repeated; the error envelope has `param` and `code` always, `billing_url` a URI on 402; the name and key rules the
- * service enforces are in the schemas.
+ * repeated; the error envelope has `param` and `code` always, `billing_url` a URI on 402; `Retry-After`,
+ * `Idempotent-Replayed` and the model response's event stream are declared; the name and key rules the service
+ * enforces are in the schemas.
  */
 import { describe, expect, it } from "vitest"
 import { openApiDocument } from "../../src/Contract/Api.js"
@@ -40,6 +41,22 @@ describe("the OpenAPI document", () => {
     expect(document.components.schemas.NotFoundError.properties.error.required).toEqual(
       expect.arrayContaining(["param", "code"])
     )
+  })
+
+  it("declares Retry-After on 429 and 503, Idempotent-Replayed on idempotent operations, and the event stream", () => {
+    for (const { name, operation } of operations) {
+      for (const status of ["429", "503"]) {
+        expect(Object.keys(operation.responses[status].headers ?? {}), `${name} ${status}`).toContain("Retry-After")
+      }
+    }
+    for (const [path, status] of [["/v1/boxes", "201"], ["/v1/boxes/{box_id}/upgrade", "200"], ["/v1/responses", "202"]]) {
+      expect(Object.keys(document.paths[path].post.responses[status].headers)).toContain("Idempotent-Replayed")
+    }
+    expect(document.paths["/v1/apps/find"].post.responses["200"].headers).toBeUndefined()
+    expect(Object.keys(document.paths["/v1/responses"].post.responses["200"].content).sort()).toEqual([
+      "application/json",
+      "text/event-stream"
+    ])
   })
 
   it("states the rules of box names, secret names and Idempotency-Key", () => {
