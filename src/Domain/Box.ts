@@ -10,7 +10,7 @@
 import { Schema } from "effect"
 import { characterLength, hasControlCharacter, PolicyDocument } from "./EgressPolicy.js"
 import { AppId, BoxId, EgressPolicyId } from "./Ids.js"
-import { JsonObject } from "./Json.js"
+import { DateTimeString, JsonObject } from "./Json.js"
 import * as Json from "./Json.js"
 
 /** The box statuses the spec lists. The set is open: {@link BoxStatus} decodes any other string too. */
@@ -97,6 +97,9 @@ export const ImageSpec = Schema.Struct({
       path: [],
       message: "image must have exactly one of base, oci, dockerfile"
     }
+  }, {
+    // The same rule for JSON Schema, added to the object's own schema.
+    jsonSchema: { allOf: [{ oneOf: [{ required: ["base"] }, { required: ["oci"] }, { required: ["dockerfile"] }] }] }
   })
 )
 /** The `image` of a create request. */
@@ -119,7 +122,11 @@ export const GuestPortFromPath = Schema.String.pipe(
   Schema.pattern(/^[0-9]{1,5}$/, { message: () => "guest_port must be an integer from 1 to 65535" }),
   Schema.compose(Schema.NumberFromString),
   Schema.compose(GuestPort)
-).annotations({ title: "GuestPortFromPath" })
+).annotations({
+  title: "GuestPortFromPath",
+  // In the OpenAPI document the path parameter is what it means: an integer from 1 to 65535.
+  jsonSchema: { type: "integer", minimum: 1, maximum: 65535 }
+})
 
 /**
  * An `ingress_ports` item (sub-fields not shown by the spec; docs/ASSUMPTIONS.md): the `guest_port` to publish and its
@@ -287,7 +294,7 @@ export class Box extends Schema.Class<Box>("Box")({
   egress_policy: Schema.NullOr(Schema.Union(Schema.String, JsonObject)),
   listeners: Schema.Array(Listener),
   guest_schema_version: Schema.NullOr(Schema.Int),
-  created_at: Schema.String
+  created_at: DateTimeString
 }) {}
 
 /**

@@ -7,7 +7,7 @@
  */
 import { Schema } from "effect"
 import { EgressPolicyId } from "./Ids.js"
-import { JsonObject } from "./Json.js"
+import { DateTimeString, JsonObject } from "./Json.js"
 
 /** The largest encoded policy document, in bytes: 64 KiB (spec Limits). */
 export const maxDocumentBytes = 64 * 1024
@@ -111,8 +111,8 @@ export class EgressPolicy extends Schema.Class<EgressPolicy>("EgressPolicy")({
   org_id: Schema.String,
   name: Schema.String,
   document: JsonObject,
-  created_at: Schema.String,
-  updated_at: Schema.String
+  created_at: DateTimeString,
+  updated_at: DateTimeString
 }) {}
 
 /** Body of PATCH /egress-policies/{policy_id}: the new `name` (required). */

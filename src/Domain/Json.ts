@@ -34,3 +34,12 @@ export const EmptyObject = Schema.Struct({}).annotations({
   identifier: "EmptyObject",
   jsonSchema: { type: "object", additionalProperties: false }
 })
+
+/**
+ * A date and time as the API writes it: an ISO 8601 / RFC 3339 string, e.g. `2026-01-01T00:00:00.000Z` (`format:
+ * date-time` in the OpenAPI document). Decoded as the string.
+ */
+export const DateTimeString = Schema.String.annotations({
+  identifier: "DateTime",
+  jsonSchema: { type: "string", format: "date-time" }
+})

@@ -242,7 +242,32 @@ export const CreateResponseRequest = Schema.Struct({
   tool_choice: Nullable(JsonValue),
   reasoning: Nullable(JsonValue),
   text: Nullable(JsonValue)
-}).annotations({ title: "CreateResponseRequest" })
+}).annotations({
+  title: "CreateResponseRequest",
+  // Two rules the service checks beside the fields' own, for JSON Schema: no reserved metadata key, and a background
+  // request is not streamed (spec: POST /responses).
+  jsonSchema: {
+    allOf: [
+      {
+        not: {
+          required: ["metadata"],
+          properties: {
+            metadata: {
+              type: "object",
+              anyOf: reservedMetadataKeys.map((key) => ({ required: [key], properties: { [key]: { type: "string" } } }))
+            }
+          }
+        }
+      },
+      {
+        not: {
+          required: ["background", "stream"],
+          properties: { background: { const: true }, stream: { const: true } }
+        }
+      }
+    ]
+  }
+})
 /** Body of POST /responses. */
 export type CreateResponseRequest = typeof CreateResponseRequest.Type
 

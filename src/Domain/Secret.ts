@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import { DateTimeString } from "./Json.js"
 
 /**
  * A secret name: a letter or digit, then up to 127 letters, digits, underscores or dashes (at most 128 characters).
@@ -37,8 +38,8 @@ export const SecretNameParam = Schema.compose(Schema.Trim, SecretName).annotatio
 export class Secret extends Schema.Class<Secret>("Secret")({
   org_id: Schema.String,
   name: Schema.String,
-  created_at: Schema.String,
-  updated_at: Schema.String
+  created_at: DateTimeString,
+  updated_at: DateTimeString
 }) {}
 
 /** The largest secret value, in characters (docs/ASSUMPTIONS.md). */

@@ -59,6 +59,23 @@ describe("the OpenAPI document", () => {
     ])
   })
 
+  it("states the rules the service checks across fields: one image kind, no reserved metadata key, no streamed background", () => {
+    const box = document.paths["/v1/boxes"].post.requestBody.content["application/json"].schema
+    expect(box.properties.image.allOf).toEqual([
+      { oneOf: [{ required: ["base"] }, { required: ["oci"] }, { required: ["dockerfile"] }] }
+    ])
+    const response = document.paths["/v1/responses"].post.requestBody.content["application/json"].schema
+    expect(JSON.stringify(response.allOf)).toContain("supercached_input_tokens")
+    expect(response.allOf[1]).toEqual({
+      not: { required: ["background", "stream"], properties: { background: { const: true }, stream: { const: true } } }
+    })
+    const port = document.paths["/v1/boxes/{box_id}/listeners/{guest_port}"].delete.parameters
+      .find((parameter: any) => parameter.name === "guest_port")
+    expect(port.schema).toEqual({ type: "integer", minimum: 1, maximum: 65535 })
+    expect(document.components.schemas.DateTime).toEqual({ type: "string", format: "date-time" })
+    expect(document.components.schemas.Secret.properties.created_at).toEqual({ $ref: "#/components/schemas/DateTime" })
+  })
+
   it("states the rules of box names, secret names and Idempotency-Key", () => {
     const create = document.paths["/v1/boxes"].post
     const name = create.requestBody.content["application/json"].schema.properties.name
