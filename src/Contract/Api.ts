@@ -556,6 +556,36 @@ export class ResponsesGroup extends HttpApiGroup.make("responses")
   .middleware(Authorization) {}
 
 /**
+ * The document without `HttpApiDecodeError`, which `HttpApi.make` adds to every contract at 400 but this service never
+ * sends: both serving paths answer a decode failure with the `invalid_request_error` envelope naming the field
+ * (ErrorResponse.ts), which every 400 already lists.
+ */
+const withoutDecodeError = (document: Record<string, any>): Record<string, any> => {
+  const reference = "#/components/schemas/HttpApiDecodeError"
+  const paths: Record<string, any> = {}
+  for (const [path, methods] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+    paths[path] = {}
+    for (const [method, operation] of Object.entries(methods)) {
+      const responses: Record<string, any> = { ...operation.responses }
+      const content = responses["400"]?.content?.["application/json"]
+      const members: Array<{ $ref?: string }> | undefined = content?.schema?.anyOf
+      if (members !== undefined) {
+        const kept = members.filter((member) => member.$ref !== reference)
+        const schema = kept.length === 1 ? kept[0] : { ...content.schema, anyOf: kept }
+        responses["400"] = {
+          ...responses["400"],
+          description: "The request was rejected; the message and param name the field or rule.",
+          content: { "application/json": { ...content, schema } }
+        }
+      }
+      paths[path][method] = { ...operation, responses }
+    }
+  }
+  const { HttpApiDecodeError: _decodeError, Issue: _issue, PropertyKey: _propertyKey, ...schemas } = document.components.schemas
+  return { ...document, paths, components: { ...document.components, schemas } }
+}
+
+/**
  * The whole contract, under the `/v1` version segment. Every group is behind bearer authentication (`Authorization`,
  * declared on each group so that each operation of the OpenAPI document names its security requirement).
  */
@@ -578,6 +608,7 @@ export class BoxServiceApi extends HttpApi.make("BoxService")
       "`{ error: { type, message, param, code } }`."
   )
   .annotate(OpenApi.License, { name: "MIT", url: "https://opensource.org/license/mit" })
+  .annotate(OpenApi.Transform, withoutDecodeError)
   .annotate(OpenApi.Servers, [
     { url: "http://127.0.0.1:8787", description: "the local box service (`boxkit serve`, default address)" }
   ]) {}

@@ -33,6 +33,15 @@ describe("the OpenAPI document", () => {
     expect(JSON.stringify(document)).not.toMatch(/"\$id"/)
   })
 
+  it("lists at 400 only the invalid_request_error envelope (the service never sends HttpApiDecodeError)", () => {
+    expect(JSON.stringify(document)).not.toMatch(/HttpApiDecodeError/)
+    for (const { name, operation } of operations) {
+      expect(operation.responses["400"].content["application/json"].schema, name).toEqual({
+        $ref: "#/components/schemas/InvalidRequestError"
+      })
+    }
+  })
+
   it("the error envelope: param and code always there, code a string, billing_url a required URI on 402", () => {
     const billing = document.components.schemas.BillingError.properties.error
     expect(billing.required).toEqual(expect.arrayContaining(["message", "type", "param", "code", "billing_url"]))
