@@ -288,6 +288,20 @@ export const classesOf = (schema: Schema.Schema.Any): ReadonlyArray<AnyClass> =>
 /** `billing_url` on the wire: the URL of the page for adding credits. */
 const BillingUrl = Schema.String.annotations({ jsonSchema: { type: "string", format: "uri" } })
 
+/** The envelope's `error` object for `errorClass` (with `billing_url` for the billing error); other members allowed. */
+const envelopeError = (errorClass: AnyClass) => {
+  const fields = {
+    message: Schema.String,
+    type: Schema.Literal(errorClass.type),
+    param: Schema.NullOr(Schema.String),
+    code: Schema.NullOr(Schema.String)
+  }
+  const others = { key: Schema.String, value: JsonValue }
+  return errorClass === BillingError
+    ? Schema.Struct({ ...fields, billing_url: BillingUrl }, others)
+    : Schema.Struct(fields, others)
+}
+
 /**
  * The envelope as the contract sends it (what the OpenAPI document describes): `param` and `code` always present
  * (null when there is none), `code` a string, and on 402 `billing_url`; other members allowed.
@@ -295,16 +309,7 @@ const BillingUrl = Schema.String.annotations({ jsonSchema: { type: "string", for
 const atStatusSchema = <Self extends AnyClass>(errorClass: Self, status: number) =>
   Schema.transform(
     Schema.Struct({
-      error: Schema.Struct(
-        {
-          message: Schema.String,
-          type: Schema.Literal(errorClass.type),
-          param: Schema.NullOr(Schema.String),
-          code: Schema.NullOr(Schema.String),
-          ...((errorClass as AnyClass) === BillingError ? { billing_url: BillingUrl } : {})
-        },
-        { key: Schema.String, value: JsonValue }
-      )
+      error: envelopeError(errorClass)
     }),
     Schema.typeSchema(errorClass as unknown as Schema.Schema<InstanceType<Self>>),
     {

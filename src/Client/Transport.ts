@@ -515,8 +515,8 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
       )
 
     /**
-     * {@link operation} for a request built by hand (a raw body, a streamed answer): `request` is sent as is (its
-     * path from {@link pathOf}), with the bearer key; `use` reads the answer. Errors as {@link operation}.
+     * {@link operation} for a request built by hand (a raw body, a streamed answer): `request` is sent as is (its URL
+     * from {@link urlOf}), with the bearer key; `use` reads the answer. Errors as {@link operation}.
      */
     const operationRaw = <G extends GroupName, N extends EndpointName<G>, A>(
       group: G,

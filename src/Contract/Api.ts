@@ -88,7 +88,7 @@ export const defaultMaxBodyBytes = 16 * 1024
 
 /**
  * The largest request body an endpoint takes, in bytes (a larger one is answered 400 naming the limit, before it is
- * read). Set by {@link operation}; read by the local service's request pipeline (Routes.ts).
+ * read). Set on each endpoint of the contract; read by the local service's request pipeline (Routes.ts).
  */
 export class MaxBodyBytes extends Context.Tag("boxkit/MaxBodyBytes")<MaxBodyBytes, number>() {}
 
