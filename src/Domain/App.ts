@@ -25,6 +25,6 @@ export const FindAppRequest = Schema.Struct({
     Schema.maxLength(128, { message: () => "name must be at most 128 characters" })
   ),
   mint_if_missing: Schema.optional(Schema.Boolean)
-})
+}).annotations({ examples: [{ name: "my-app", mint_if_missing: true }] })
 /** Body of POST /apps/find. */
 export type FindAppRequest = typeof FindAppRequest.Type

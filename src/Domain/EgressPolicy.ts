@@ -103,7 +103,16 @@ export const PolicyName = Schema.String.pipe(
   ),
   Schema.filter((name) => characterLength(name) <= 128 || "name must be at most 128 characters after trimming"),
   Schema.filter((name) => hasVisibleText(name) || "name must contain visible text, not only invisible characters")
-).annotations({ title: "PolicyName" })
+).annotations({
+  title: "PolicyName",
+  // For JSON Schema: a visible character and no control characters (the length is counted after trimming, which
+  // JSON Schema cannot express: the description says it).
+  jsonSchema: {
+    type: "string",
+    pattern: "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$",
+    description: "1 to 128 characters after surrounding whitespace is trimmed, with visible text, no control characters"
+  }
+})
 
 /** The Egress policy object. Source: spec Egress policy. `updated_at` is when the name last changed. */
 export class EgressPolicy extends Schema.Class<EgressPolicy>("EgressPolicy")({
@@ -121,6 +130,8 @@ export const RenamePolicyRequest = Schema.Struct({ name: PolicyName })
 export type RenamePolicyRequest = typeof RenamePolicyRequest.Type
 
 /** Body of the create-policy operation (shape not shown by the spec; docs/ASSUMPTIONS.md). */
-export const CreatePolicyRequest = Schema.Struct({ name: PolicyName, document: PolicyDocument })
+export const CreatePolicyRequest = Schema.Struct({ name: PolicyName, document: PolicyDocument }).annotations({
+  examples: [{ name: "github-only", document: { allowlist: ["api.github.com"] } }]
+})
 /** Body of the create-policy operation. */
 export type CreatePolicyRequest = typeof CreatePolicyRequest.Type

@@ -244,6 +244,7 @@ export const CreateResponseRequest = Schema.Struct({
   text: Nullable(JsonValue)
 }).annotations({
   title: "CreateResponseRequest",
+  examples: [{ model: "boxkit-local", input: "Say hello." }],
   // Two rules the service checks beside the fields' own, for JSON Schema: no reserved metadata key, and a background
   // request is not streamed (spec: POST /responses).
   jsonSchema: {

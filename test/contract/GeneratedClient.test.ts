@@ -110,7 +110,7 @@ describe("a client generated with openapi-typescript and openapi-fetch", () => {
       )
       const origin = (yield* Effect.provide(LocalService.baseUrl, context)).replace(/\/v1$/, "")
       const client = yield* Effect.promise(() => import(pathToFileURL(join(dir, "client.ts")).href))
-      const result = yield* Effect.promise(() => client.run(origin))
+      const result: any = yield* Effect.promise(() => client.run(origin))
       expect(result).toMatchObject({
         status: "running",
         clipboard: 200,
