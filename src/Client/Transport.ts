@@ -18,10 +18,7 @@
  * @since 0.1.0
  */
 import {
-  type HttpApi,
-  type HttpApiClient,
   type HttpApiEndpoint,
-  type HttpApiGroup,
   HttpClient,
   HttpClientError,
   HttpClientRequest,
@@ -34,77 +31,32 @@ import * as ApiError from "../ApiError.js"
 import { apiUrlGroups, BoxServiceApi, IdempotencyKeyHeader, OwnerOverrideHeader } from "../Contract/Api.js"
 import { BoxkitConfig, mergeRetry, type RetrySettings } from "./BoxkitConfig.js"
 import * as ContractClient from "./ContractClient.js"
+import {
+  type ClientFailure,
+  type EndpointName,
+  type EndpointOf,
+  errorsListedBy,
+  type GroupName,
+  keepListed,
+  type OperationError,
+  type RequestOf
+} from "./Operation.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import * as Retry from "./Retry.js"
 import * as Timeout from "../Http/Timeout.js"
 import * as Tracing from "./Tracing.js"
 import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
 
-/** Everything one attempt can fail with, after the transport normalized it. */
-export type ClientFailure =
-  | ApiError.AnyApiError
-  | ApiError.TransportError
-  | ApiError.TimeoutError
-  | ApiError.UnexpectedResponseError
-
-/** The groups of the contract. */
-type ContractGroups = typeof BoxServiceApi extends HttpApi.HttpApi<infer _Id, infer Groups, infer _E, infer _R> ? Groups
-  : never
-
-/** The name of a group of the contract (`"boxes"`, `"apps"`, ...). */
-export type GroupName = HttpApiGroup.HttpApiGroup.Name<ContractGroups>
-
-/** The name of an endpoint of group `G` (`"create"`, `"retrieve"`, ...). */
-export type EndpointName<G extends GroupName> = HttpApiEndpoint.HttpApiEndpoint.Name<
-  HttpApiGroup.HttpApiGroup.EndpointsWithName<ContractGroups, G>
->
-
-/** The endpoint `N` of group `G`. */
-export type EndpointOf<G extends GroupName, N extends string> = HttpApiEndpoint.HttpApiEndpoint.WithName<
-  HttpApiGroup.HttpApiGroup.EndpointsWithName<ContractGroups, G>,
-  N
->
-
-/** The request the derived client's method for endpoint `N` of group `G` takes. */
-type ClientRequestOf<G extends GroupName, N extends EndpointName<G>> = Parameters<
-  HttpApiClient.Client.Method<EndpointOf<G, N>, never, never, never>
->[0]
-
-/**
- * What an operation of endpoint `N` of group `G` is called with: path, payload, query and headers as the contract
- * declares them, the headers optional (the owner-override header is added from `OperationCallOptions`).
- */
-export type RequestOf<G extends GroupName, N extends EndpointName<G>> =
-  & Omit<ClientRequestOf<G, N>, "withResponse" | "headers">
-  & (ClientRequestOf<G, N> extends { readonly headers: infer H } ? { readonly headers?: Partial<H> } : {})
-
-/**
- * What an operation can fail with: the typed errors its endpoint lists in the contract, and the client's own
- * (`TransportError`, `TimeoutError`, `UnexpectedResponseError`).
- */
-export type OperationError<G extends GroupName, N extends EndpointName<G>> =
-  | HttpApiEndpoint.HttpApiEndpoint.Error<EndpointOf<G, N>>
-  | ApiError.TransportError
-  | ApiError.TimeoutError
-  | ApiError.UnexpectedResponseError
-
-const listedErrors = new Map<string, ReadonlyArray<ApiErrorClass>>()
-
-/**
- * The typed error classes endpoint `name` of `group` lists in the contract (`Contract/Api.ts`), read once per
- * endpoint: what `Transport.operation` keeps in its error channel. Throws for an endpoint the contract lacks.
- */
-export const errorsListedBy = (group: string, name: string): ReadonlyArray<ApiErrorClass> => {
-  const id = `${group}.${name}`
-  let classes = listedErrors.get(id)
-  if (classes === undefined) {
-    const endpoint = BoxServiceApi.groups[group as GroupName]?.endpoints[name]
-    if (endpoint === undefined) throw new Error(`Transport: no endpoint ${id} in the contract`)
-    classes = ApiError.classesOf(endpoint.errorSchema)
-    listedErrors.set(id, classes)
-  }
-  return classes
-}
+export type {
+  ApiErrorClass,
+  ClientFailure,
+  EndpointName,
+  EndpointOf,
+  GroupName,
+  OperationError,
+  RequestOf
+} from "./Operation.js"
+export { errorsListedBy } from "./Operation.js"
 
 /** Turns an error answer into its typed error (by envelope `type`), or `UnexpectedResponseError` without envelope. */
 export const decodeErrorResponse = (
@@ -161,32 +113,6 @@ export const normalizeError = (error: unknown): ClientFailure => {
   }
   return new ApiError.UnexpectedResponseError({ message: String(error), status: 0 })
 }
-
-/** A class of the ten typed API errors. */
-export type ApiErrorClass = (typeof ApiError.apiErrorClasses)[number]
-
-/**
- * Keeps in the error channel exactly the typed errors of `classes` (what one operation lists), plus the client-side
- * errors; any other envelope becomes `UnexpectedResponseError` carrying it as `cause`.
- */
-const keepListed = <A, E extends ApiError.UnexpectedResponseError, R>(
-  classes: ReadonlyArray<ApiErrorClass>,
-  effect: Effect.Effect<A, ClientFailure, R>
-): Effect.Effect<A, E, R> =>
-  Effect.mapError(effect, (error): E => {
-    if (
-      (ApiError.isApiError(error) || error instanceof ApiError.UnknownApiError) &&
-      !classes.some((errorClass) => error instanceof errorClass)
-    ) {
-      return new ApiError.UnexpectedResponseError({
-        message: `${ApiError.typeOf(error)} (HTTP ${error.status}) is not an answer this operation lists: ${error.message}`,
-        status: error.status,
-        cause: error
-      }) as E
-    }
-    // Not an API error, or one of `classes`: what the signature promises.
-    return error as E
-  })
 
 /** The validator of each schema `validate` has seen (made once: making one re-derives the schema's type AST). */
 const validators = new WeakMap<Schema.Schema.Any, (value: unknown) => Either.Either<any, ParseResult.ParseError>>()

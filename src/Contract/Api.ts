@@ -25,6 +25,9 @@ import * as EgressPolicy from "../Domain/EgressPolicy.js"
 import * as Ids from "../Domain/Ids.js"
 import * as ModelResponse from "../Domain/ModelResponse.js"
 import * as Secret from "../Domain/Secret.js"
+import { Errors } from "./Errors.js"
+import { BoxHeaders, IdempotentBoxHeaders, ResponseHeaders } from "./Headers.js"
+import { answerHeaders, byteSize, type OperationDocs, withoutDecodeError } from "./OpenApiDocs.js"
 import { Principal } from "./Principal.js"
 
 /**
@@ -33,23 +36,16 @@ import { Principal } from "./Principal.js"
  */
 export const apiUrlGroups: ReadonlySet<string> = new Set(["apps", "responses"])
 
+export { Errors } from "./Errors.js"
+export {
+  IdempotencyKeyHeader,
+  IdempotentReplayedHeader,
+  OwnerOverrideHeader,
+  OwnerOverrideReason
+} from "./Headers.js"
+
 /** The API version identifier (spec: Versioning). */
 export const apiVersion = "2026-10-04"
-
-/** Error schemas of the contract: the envelope on the wire at the spec's status, the typed class in code. */
-export const Errors = {
-  InvalidRequest: ApiError.atStatus(ApiError.InvalidRequestError, 400),
-  Authentication: ApiError.atStatus(ApiError.AuthenticationError, 401),
-  Billing: ApiError.atStatus(ApiError.BillingError, 402),
-  Permission: ApiError.atStatus(ApiError.PermissionError, 403),
-  NotFound: ApiError.atStatus(ApiError.NotFoundError, 404),
-  Conflict: ApiError.atStatus(ApiError.ConflictError, 409),
-  IdempotentRequestInFlight: ApiError.atStatus(ApiError.ServerError, 409),
-  RateLimit: ApiError.atStatus(ApiError.RateLimitError, 429),
-  Server: ApiError.atStatus(ApiError.ServerError, 500),
-  NotImplemented: ApiError.atStatus(ApiError.NotImplementedError, 501),
-  Unavailable: ApiError.atStatus(ApiError.ServerError, 503)
-}
 
 /**
  * Marks an endpoint that honours `Idempotency-Key` (create box, upgrade, create response). The local service's
@@ -93,55 +89,6 @@ export const defaultMaxBodyBytes = 16 * 1024
 export class MaxBodyBytes extends Context.Tag("boxkit/MaxBodyBytes")<MaxBodyBytes, number>() {}
 
 /**
- * What the OpenAPI document says of an operation, its body limit (default {@link defaultMaxBodyBytes}), and, for an
- * operation whose 200 may also be a stream of server-sent events, what the stream carries.
- */
-interface OperationDocs {
-  readonly summary: string
-  readonly description: string
-  readonly maxBodyBytes?: number
-  readonly eventStream?: string
-}
-
-/** `Retry-After` on 429 and 503 answers (spec: Errors rules 1, 2). */
-const retryAfterHeader = {
-  "Retry-After": {
-    description: "Seconds to wait before retrying (spec: Errors rules 1 and 2).",
-    schema: { type: "integer", minimum: 0 }
-  }
-}
-
-/** `Idempotent-Replayed: true` on a replayed answer of an operation that honours `Idempotency-Key` (Errors rule 3). */
-const replayedHeader = {
-  "Idempotent-Replayed": {
-    description: "`true` when this is the remembered answer of an earlier request with the same Idempotency-Key.",
-    schema: { type: "string", enum: ["true"] }
-  }
-}
-
-/**
- * What the schemas of an endpoint cannot say, added to its operation in the OpenAPI document: the headers of its
- * answers (`Retry-After`, `Idempotent-Replayed`) and a `text/event-stream` form of its 200.
- */
-const answerHeaders = (idempotent: boolean, eventStream: string | undefined) => (operation: Record<string, any>) => {
-  const responses: Record<string, any> = {}
-  for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
-    let headers = response.headers
-    if (status === "429" || status === "503") headers = { ...headers, ...retryAfterHeader }
-    if (idempotent && Number(status) < 500) headers = { ...headers, ...replayedHeader }
-    let content = response.content
-    if (status === "200" && eventStream !== undefined) {
-      content = { ...content, "text/event-stream": { schema: { type: "string", description: eventStream } } }
-    }
-    responses[status] = { ...response, ...(headers ? { headers } : {}), ...(content ? { content } : {}) }
-  }
-  return { ...operation, responses }
-}
-
-const byteSize = (bytes: number) =>
-  bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`
-
-/**
  * One operation of the contract: the endpoint with the common errors, its summary and description in the OpenAPI
  * document, and its body limit (stated in the description too).
  */
@@ -165,44 +112,6 @@ type CommonError =
   | ApiError.NotFoundError
   | ApiError.RateLimitError
   | ApiError.ServerError
-
-/** `Idempotency-Key` and `X-Box-Owner-Override-Reason` (lowercase, as HTTP/1.1 servers see them). */
-export const IdempotencyKeyHeader = "idempotency-key"
-/** The owner-override header (spec: Authentication 7). */
-export const OwnerOverrideHeader = "x-box-owner-override-reason"
-/** The header on replayed idempotent answers (spec: Errors rule 3). */
-export const IdempotentReplayedHeader = "idempotent-replayed"
-
-/**
- * The owner-override reason: printable ASCII only (spec: Authentication 7). An empty value passes here and counts as
- * no reason (the admin is then refused with 403).
- */
-export const OwnerOverrideReason = Schema.String.pipe(
-  Schema.pattern(/^[\x20-\x7e]*$/, {
-    message: () => "X-Box-Owner-Override-Reason must be printable ASCII only"
-  })
-)
-
-const BoxHeaders = Schema.Struct({
-  [OwnerOverrideHeader]: Schema.optional(OwnerOverrideReason)
-})
-
-/**
- * An `Idempotency-Key` value: up to 255 bytes of UTF-8 (checked by the service's request pipeline, which answers 400
- * naming the header); JSON Schema can only bound its characters, so the document says 255 of them.
- */
-const IdempotencyKeyValue = Schema.String.annotations({
-  jsonSchema: {
-    type: "string",
-    maxLength: 255,
-    description: "up to 255 bytes (UTF-8: non-ASCII characters count for more than one); a blank key is ignored"
-  }
-})
-
-const IdempotentBoxHeaders = Schema.Struct({
-  [OwnerOverrideHeader]: Schema.optional(OwnerOverrideReason),
-  [IdempotencyKeyHeader]: Schema.optional(IdempotencyKeyValue)
-})
 
 const BoxIdParam = HttpApiSchema.param("box_id", Ids.BoxId)
 
@@ -502,11 +411,6 @@ export class ClipboardGroup extends HttpApiGroup.make("clipboard")
   )
   .middleware(Authorization) {}
 
-const ResponseHeaders = Schema.Struct({
-  [IdempotencyKeyHeader]: Schema.optional(IdempotencyKeyValue),
-  [ModelResponse.completionWindowHeader]: Schema.optional(ModelResponse.CompletionWindow)
-})
-
 /**
  * Model responses: POST /responses (spec) and GET /responses/{response_id} (named without a shape; it returns the
  * same object as a completion webhook). POST answers 200 with the finished object (foreground), 202 with the accepted
@@ -554,36 +458,6 @@ export class ResponsesGroup extends HttpApiGroup.make("responses")
     )
   )
   .middleware(Authorization) {}
-
-/**
- * The document without `HttpApiDecodeError`, which `HttpApi.make` adds to every contract at 400 but this service never
- * sends: both serving paths answer a decode failure with the `invalid_request_error` envelope naming the field
- * (ErrorResponse.ts), which every 400 already lists.
- */
-const withoutDecodeError = (document: Record<string, any>): Record<string, any> => {
-  const reference = "#/components/schemas/HttpApiDecodeError"
-  const paths: Record<string, any> = {}
-  for (const [path, methods] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
-    paths[path] = {}
-    for (const [method, operation] of Object.entries(methods)) {
-      const responses: Record<string, any> = { ...operation.responses }
-      const content = responses["400"]?.content?.["application/json"]
-      const members: Array<{ $ref?: string }> | undefined = content?.schema?.anyOf
-      if (members !== undefined) {
-        const kept = members.filter((member) => member.$ref !== reference)
-        const schema = kept.length === 1 ? kept[0] : { ...content.schema, anyOf: kept }
-        responses["400"] = {
-          ...responses["400"],
-          description: "The request was rejected; the message and param name the field or rule.",
-          content: { "application/json": { ...content, schema } }
-        }
-      }
-      paths[path][method] = { ...operation, responses }
-    }
-  }
-  const { HttpApiDecodeError: _decodeError, Issue: _issue, PropertyKey: _propertyKey, ...schemas } = document.components.schemas
-  return { ...document, paths, components: { ...document.components, schemas } }
-}
 
 /**
  * The whole contract, under the `/v1` version segment. Every group is behind bearer authentication (`Authorization`,
