@@ -254,18 +254,23 @@ export const PublishListenerRequest = IngressPort.annotations({ title: "PublishL
 /** Body of the publish operation. */
 export type PublishListenerRequest = typeof PublishListenerRequest.Type
 
+/** The labels of a DNS name (see {@link Hostname}). */
+const hostnamePattern = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/
+
 /**
  * A custom domain: a DNS host name of at most 253 characters, two or more dot-separated labels of 1 to 63 letters,
  * digits or dashes (no dash first or last in a label). Decoding lowercases it (docs/ASSUMPTIONS.md).
  */
 export const Hostname = Schema.String.pipe(
   Schema.filter((hostname) =>
-    (hostname.length <= 253 &&
-      /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(hostname)) ||
+    (hostname.length <= 253 && hostnamePattern.test(hostname)) ||
     "hostname must be a DNS name: dot-separated labels of letters, digits and dashes, at most 253 characters"
   ),
   Schema.compose(Schema.Lowercase)
-).annotations({ title: "Hostname" })
+).annotations({
+  title: "Hostname",
+  jsonSchema: { type: "string", maxLength: 253, pattern: hostnamePattern.source }
+})
 
 /**
  * Body of `POST /boxes/{box_id}/listeners/{guest_port}/domains` (custom domains are named by the spec without a shape;

@@ -191,6 +191,7 @@ describe("the service behind Prism's validating proxy", () => {
         }],
         ["guest_port 70000", "DELETE", `/v1/boxes/${boxId}/listeners/70000`, {}],
         ["guest_port 0 in a body", "POST", `/v1/boxes/${boxId}/listeners`, { body: { guest_port: 0 } }],
+        ["hostname not a DNS name", "POST", `/v1/boxes/${boxId}/listeners/8080/domains`, { body: { hostname: "not_a_host" } }],
         ["policy name missing", "PATCH", `/v1/egress-policies/${policy.json.id}`, { body: {} }],
         ["resize cols 0", "POST", `/v1/boxes/${boxId}/exec/e1/resize`, { body: { cols: 0, rows: 24 } }],
         ["reserved metadata key", "POST", "/v1/responses", {
