@@ -202,6 +202,20 @@ export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
   )
   .middleware(Authorization) {}
 
+/**
+ * A lifecycle move of a box (`POST /boxes/{box_id}/{name}`): answers the box, 409 `conflict_error` when the box's
+ * status does not allow the move (`BoxLifecycle`).
+ */
+const lifecycleMove = <const Name extends "pause" | "resume" | "sleep">(name: Name, docs: OperationDocs) =>
+  operation(
+    HttpApiEndpoint.post(name, `/boxes/:box_id/${name}`)
+      .setPath(Schema.Struct({ box_id: Ids.BoxId }))
+      .setHeaders(BoxHeaders)
+      .addSuccess(Box.Box)
+      .addError(Errors.Conflict),
+    docs
+  )
+
 /** Boxes: create, read, upgrade, and the lifecycle operations named without a shape (docs/ASSUMPTIONS.md). */
 export class BoxesGroup extends HttpApiGroup.make("boxes")
   .annotate(OpenApi.Description, "Boxes: create, read, upgrade and move through their lifecycle.")
@@ -250,42 +264,12 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
       }
     )
   )
-  .add(
-    operation(
-      HttpApiEndpoint.post("pause")`/boxes/${BoxIdParam}/pause`
-        .setHeaders(BoxHeaders)
-        .addSuccess(Box.Box)
-        .addError(Errors.Conflict),
-      {
-        summary: "Pause a box",
-        description: "Pauses a running box."
-      }
-    )
-  )
-  .add(
-    operation(
-      HttpApiEndpoint.post("resume")`/boxes/${BoxIdParam}/resume`
-        .setHeaders(BoxHeaders)
-        .addSuccess(Box.Box)
-        .addError(Errors.Conflict),
-      {
-        summary: "Resume a box",
-        description: "Resumes a paused or sleeping box; an upgrade recorded for its next wake applies now."
-      }
-    )
-  )
-  .add(
-    operation(
-      HttpApiEndpoint.post("sleep")`/boxes/${BoxIdParam}/sleep`
-        .setHeaders(BoxHeaders)
-        .addSuccess(Box.Box)
-        .addError(Errors.Conflict),
-      {
-        summary: "Put a box to sleep",
-        description: "Puts a running box to sleep."
-      }
-    )
-  )
+  .add(lifecycleMove("pause", { summary: "Pause a box", description: "Pauses a running box." }))
+  .add(lifecycleMove("resume", {
+    summary: "Resume a box",
+    description: "Resumes a paused or sleeping box; an upgrade recorded for its next wake applies now."
+  }))
+  .add(lifecycleMove("sleep", { summary: "Put a box to sleep", description: "Puts a running box to sleep." }))
   .add(
     operation(
       HttpApiEndpoint.post("terminate")`/boxes/${BoxIdParam}/terminate`
