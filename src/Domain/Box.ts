@@ -166,7 +166,9 @@ export const Visibility = Schema.Literal("org", "private")
 export const CreateBoxRequest = Schema.Struct({
   name: BoxName,
   app_id: Schema.String.pipe(
-    Schema.filter((id) => /\S/.test(id) || "app_id must be at least 1 non-whitespace character")
+    Schema.filter((id) => /\S/.test(id) || "app_id must be at least 1 non-whitespace character", {
+      jsonSchema: { pattern: "\\S" }
+    })
   ),
   image: ImageSpec,
   max_lifetime_seconds: Schema.optional(

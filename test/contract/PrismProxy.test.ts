@@ -185,6 +185,7 @@ describe("the service behind Prism's validating proxy", () => {
         ["secret name", "POST", "/v1/secrets", { body: { name: "_bad", value: "v" } }],
         ["secret name in the path", "GET", "/v1/secrets/bad.name", {}],
         ["empty box name", "POST", "/v1/boxes", { body: { name: "", app_id: app.json.id, image: { base: "debian" } } }],
+        ["blank app_id", "POST", "/v1/boxes", { body: { name: "x", app_id: "  ", image: { base: "debian" } } }],
         ["two image kinds", "POST", "/v1/boxes", { body: { name: "x", app_id: app.json.id, image: { base: "debian", oci: "x" } } }],
         ["max_lifetime_seconds 0", "POST", "/v1/boxes", {
           body: { name: "x", app_id: app.json.id, image: { base: "debian" }, max_lifetime_seconds: 0 }
