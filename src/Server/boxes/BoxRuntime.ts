@@ -28,6 +28,13 @@ export const baseImages: Readonly<Record<string, { clipboard: boolean; persisten
   "boxkit/fail-to-start": { clipboard: true, persistent: true, failsToStart: true }
 }
 
+/**
+ * The base image named `name`, or undefined when the local service has none of that name. Only the table's own
+ * entries count: `__proto__`, `constructor` or `toString` are unknown images, not properties of an object.
+ */
+export const baseImageOf = (name: string | undefined) =>
+  name !== undefined && Object.hasOwn(baseImages, name) ? baseImages[name] : undefined
+
 /** The error message of a box built from `boxkit/fail-to-start`. */
 export const failToStartMessage = "The guest failed to boot: the image boxkit/fail-to-start never starts (simulated)."
 
@@ -110,7 +117,7 @@ export const layer = Layer.scoped(
     const bootNow = (boxId: string, current: number) =>
       boxes.update(boxId, (box) => {
         if (box.status !== "creating") return box
-        const image = baseImages[box.image.base ?? ""]
+        const image = baseImageOf(box.image.base)
         const status = BoxLifecycle.afterBoot(image?.failsToStart === true)
         if (status !== "running") return { ...box, status, errorMessage: failToStartMessage }
         return { ...box, status, guestSchemaVersion: current, bootCount: box.bootCount + 1 }

@@ -16,7 +16,7 @@ import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import { usesSecrets } from "../../Domain/EgressPolicy.js"
 import { AppId, BoxId, mint } from "../../Domain/Ids.js"
 import { operate, requireOrganization } from "../boxes/BoxAccess.js"
-import { baseImages, BoxRuntime } from "../boxes/BoxRuntime.js"
+import { baseImageOf, baseImages, BoxRuntime } from "../boxes/BoxRuntime.js"
 import * as ContractRoutes from "../http/fast/ContractRoutes.js"
 import {
   Apps,
@@ -103,7 +103,7 @@ export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
             "image"
           ))
         }
-        const image = baseImages[payload.image.base ?? ""]
+        const image = baseImageOf(payload.image.base)
         if (image === undefined) {
           return yield* Effect.fail(ApiError.make.invalidRequest(
             `image.base: unknown base image ${JSON.stringify(payload.image.base)}; the local service knows ${
