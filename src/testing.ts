@@ -82,6 +82,8 @@ export const layer = (options: Options = {}): Layer.Layer<Boxkit.Services | Test
     const seed = yield* Schema.decodeUnknown(Seed.Seed)(options.seed ?? DemoSeed.example).pipe(Effect.orDie)
     const service = yield* Layer.build(
       LocalService.layerNode(seed, { settings: options.settings ?? {} }).pipe(
+        // In memory, the state store cannot fail to open.
+        Layer.catchAll((error) => error._tag === "StateStoreError" ? Layer.die(error) : Layer.fail(error)),
         // The service runs on the real clock even when a test provides TestClock to the layer.
         Layer.locally(DefaultServices.currentServices, DefaultServices.liveServices)
       )

@@ -43,6 +43,7 @@ import * as Repositories from "./state/Repositories.js"
 import * as Admission from "./pipeline/Admission.js"
 import * as ResponseEngine from "./responses/ResponseEngine.js"
 import type * as Seed from "./state/Seed.js"
+import * as StateStore from "./state/StateStore.js"
 import * as WebhookDelivery from "./responses/WebhookDelivery.js"
 
 /**
@@ -279,10 +280,15 @@ export interface ResponsesOptions {
   readonly languageModel?: Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient>
   readonly webhooks?: WebhookDelivery.DeliveryOptions
   /**
-   * The state behind the repository services (default `Repositories.layerMemory`: in memory). Any implementation of
-   * the same tags slots in; the seed is applied to it.
+   * The repository services of the in-memory store (default `Repositories.layerMemory`). Any implementation of the
+   * same tags slots in; the seed is applied to it. Ignored when `state` is given.
    */
   readonly repositories?: Layer.Layer<Repositories.Repositories>
+  /**
+   * The whole state store (default in memory: `StateStore.layerMemory`); e.g. `SqlState.layerSqlite(directory)` or
+   * `SqlState.layerPostgres(url)` for state that outlives the process. The seed is applied when the store is new.
+   */
+  readonly state?: Layer.Layer<StateStore.StateStore, StateStore.StateStoreError, LocalServiceConfig>
 }
 
 /**
@@ -295,9 +301,11 @@ export const layerServices = (
   responses: ResponsesOptions = {}
 ) => {
   const config = LocalServiceConfig.layer(settings)
-  const repositories = Layer.effectDiscard(applySeed(seed)).pipe(
-    Layer.provideMerge(responses.repositories ?? Repositories.layerMemory)
-  )
+  const store = responses.state ?? StateStore.layerMemory(responses.repositories)
+  // The seed goes into a new store only: a store that has organizations keeps what it has (docs/ASSUMPTIONS.md).
+  const repositories = Layer.effectDiscard(
+    Effect.flatMap(StateStore.StateLocation, (location) => location.fresh ? applySeed(seed) : Effect.void)
+  ).pipe(Layer.provideMerge(Layer.provide(store, config)))
   const runtime = BoxRuntime.layer.pipe(Layer.provideMerge(repositories))
   const webhooks = WebhookDelivery.layer(responses.webhooks).pipe(Layer.provide(repositories))
   const engine = ResponseEngine.layer.pipe(
@@ -306,7 +314,6 @@ export const layerServices = (
   return Layer.mergeAll(
     runtime,
     engine,
-    Idempotency.layerMemory,
     Admission.layer,
     FaultInjection.layer
   ).pipe(Layer.provideMerge(config))
@@ -364,7 +371,10 @@ export const layerPlatformHttp = (options: AppOptions = {}) =>
 export const layerNode = (
   seed: Seed.Seed,
   options: ListenOptions & AppOptions & ResponsesOptions & { readonly settings?: Partial<LocalServiceSettings> } = {}
-): Layer.Layer<HttpServer.HttpServer | Layer.Layer.Success<ReturnType<typeof layerServices>>, HttpServerError.ServeError> => {
+): Layer.Layer<
+  HttpServer.HttpServer | Layer.Layer.Success<ReturnType<typeof layerServices>>,
+  HttpServerError.ServeError | StateStore.StateStoreError
+> => {
   const at = { host: options.host ?? "127.0.0.1", port: options.port ?? 0 }
   const services = layerServices(seed, options.settings, options)
   if (options.server === "platform") {

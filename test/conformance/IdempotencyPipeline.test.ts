@@ -13,11 +13,13 @@ import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
 import * as Repositories from "../../src/Server/state/Repositories.js"
 import * as RequestPipeline from "../../src/Server/pipeline/RequestPipeline.js"
 import * as Admission from "../../src/Server/pipeline/Admission.js"
+import * as Transactions from "../../src/Server/state/Transactions.js"
 import * as Harness from "../support/Harness.js"
 
 const base = Layer.mergeAll(
   Layer.effectDiscard(LocalService.applySeed(Harness.seed)).pipe(Layer.provideMerge(Repositories.layerMemory)),
-  Admission.layer
+  Admission.layer,
+  Transactions.layerMemory
 ).pipe(Layer.provideMerge(LocalServiceConfig.layer()))
 
 /** The memory store, except that recording an answer always fails. */

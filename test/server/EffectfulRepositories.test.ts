@@ -37,6 +37,7 @@ const repositoriesWith = (lookups: Ref.Ref<number>): Layer.Layer<Repositories.Re
     Repositories.secretsMemory,
     Repositories.egressPoliciesMemory,
     Repositories.boxesMemory,
+    Repositories.runtimeVersionMemory,
     Repositories.tcpAddressesMemory,
     Repositories.responsesMemory,
     Repositories.logsMemory

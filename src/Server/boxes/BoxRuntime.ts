@@ -13,10 +13,19 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Schedule } from "effect"
 import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
-import { Boxes, type BoxRecord, type ListenerRecord, noListeners, noTerminalSizes, TcpAddresses } from "../state/Repositories.js"
+import { DurableWork } from "../state/DurableWork.js"
+import {
+  Boxes,
+  type BoxRecord,
+  type ListenerRecord,
+  noListeners,
+  noTerminalSizes,
+  RuntimeVersion,
+  TcpAddresses
+} from "../state/Repositories.js"
 
 /** Base images the local runtime knows, with their capabilities. */
 export const baseImages: Readonly<Record<string, { clipboard: boolean; persistent: boolean; failsToStart: boolean }>> = {
@@ -88,6 +97,12 @@ const coldStart = (box: BoxRecord, version: number): BoxRecord => ({
   bootCount: box.bootCount + 1
 })
 
+/**
+ * How often boots left unfinished are looked for (boxes still `creating` well after their boot delay: the service
+ * restarted, or the instance that queued the boot died); the first look is at start.
+ */
+export const unfinishedBootsInterval = Duration.seconds(5)
+
 /** The runtime, with the periodic lifetime check running in the layer's scope. */
 export const layer = Layer.scoped(
   BoxRuntime,
@@ -95,7 +110,8 @@ export const layer = Layer.scoped(
     const config = yield* LocalServiceConfig
     const boxes = yield* Boxes
     const tcpAddresses = yield* TcpAddresses
-    const version = yield* Ref.make(config.initialGuestSchemaVersion)
+    const versions = yield* RuntimeVersion
+    const currentVersion = Effect.map(versions.get, Option.getOrElse(() => config.initialGuestSchemaVersion))
 
     const terminate = (boxId: string) =>
       Effect.gen(function*() {
@@ -147,7 +163,7 @@ export const layer = Layer.scoped(
           yield* Effect.sleep(Duration.millis(pendingDue[head] - now))
           continue
         }
-        const current = yield* Ref.get(version)
+        const current = yield* currentVersion
         while (head < pendingIds.length && pendingDue[head] <= now) {
           const boxId = pendingIds[head]
           head++
@@ -179,9 +195,26 @@ export const layer = Layer.scoped(
       Effect.forkScoped
     )
 
+    // Boots nobody will finish: boxes `creating` for longer than the boot delay and a second.
+    const unfinishedBoots = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const stuck = yield* boxes.creating(now - bootDelayMillis - 1000)
+      if (stuck.length === 0) return
+      const current = yield* currentVersion
+      for (const box of stuck) yield* bootNow(box.id, current)
+    })
+    // Only a store that outlives the process (or is shared by instances) can hold boots nobody finishes.
+    if ((yield* DurableWork).resumable) {
+      yield* unfinishedBoots.pipe(
+        Effect.catchAllCause((cause) => Effect.logError("looking for unfinished boots failed", cause)),
+        Effect.repeat(Schedule.spaced(unfinishedBootsInterval)),
+        Effect.forkScoped
+      )
+    }
+
     return {
-      currentVersion: Ref.get(version),
-      setCurrentVersion: (next) => Ref.set(version, next),
+      currentVersion,
+      setCurrentVersion: versions.set,
       terminate,
       boot: (boxId) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
@@ -194,14 +227,14 @@ export const layer = Layer.scoped(
         }),
       wake: (box) =>
         Effect.gen(function*() {
-          const current = yield* Ref.get(version)
+          const current = yield* currentVersion
           const updated = yield* boxes.update(box.id, (record) =>
             record.pendingUpgrade ? coldStart(record, current) : { ...record, status: "running" })
           return Option.getOrElse(updated, () => box)
         }),
       restart: (boxId) =>
         Effect.gen(function*() {
-          const current = yield* Ref.get(version)
+          const current = yield* currentVersion
           const updated = yield* boxes.update(boxId, (record) => coldStart(record, current))
           yield* Effect.sleep(config.bootDelay)
           return updated

@@ -125,11 +125,7 @@ export const layer = ContractRoutes.group(BoxServiceApi, "listeners", (handlers)
                   "failed_precondition"
                 ))
               }
-              const taken = (yield* boxes.list).some((other) =>
-                other.orgId === box.orgId &&
-                other.listeners.some((entry) => entry.customDomains.includes(payload.hostname))
-              )
-              if (taken) {
+              if (yield* boxes.hasCustomDomain(box.orgId, payload.hostname)) {
                 return yield* Effect.fail(ApiError.make.conflict(
                   `The hostname ${payload.hostname} is already registered in this organization.`,
                   "already_exists",

@@ -19,8 +19,19 @@ export interface Route {
   readonly pattern: RegExp
   readonly pathParameters: ReadonlyArray<string>
   readonly idempotent: boolean
+  /**
+   * True when the request's writes and its remembered idempotent answer are stored as one unit of work
+   * (Transactions.ts), so that a crash in between never leaves a resource made without its answer: the create-box
+   * operation (`Idempotency-Key` on create exists to make one box per key). Other operations keep their writes
+   * separate: upgrade waits out the simulated restart and a model response can run for long, and a unit of work
+   * holds the SQLite writer while it runs.
+   */
+  readonly atomic: boolean
   readonly maxBodyBytes: number
 }
+
+/** The operations whose writes and remembered answer are one unit of work (see {@link Route} `atomic`). */
+export const atomicOperations: ReadonlySet<string> = new Set(["boxes.create"])
 
 const compile = (path: string): { pattern: RegExp; pathParameters: Array<string> } => {
   const pathParameters: Array<string> = []
@@ -47,6 +58,7 @@ export const routes: ReadonlyArray<Route> = (() => {
         method: endpoint.method,
         ...compile(fullPath),
         idempotent: Context.getOption(annotations, Idempotent)._tag === "Some",
+        atomic: atomicOperations.has(`${group.identifier}.${endpoint.name}`),
         maxBodyBytes: Option.getOrElse(Context.getOption(annotations, MaxBodyBytes), () => defaultMaxBodyBytes)
       })
     }

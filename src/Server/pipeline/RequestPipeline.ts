@@ -36,6 +36,7 @@ import * as ErrorResponse from "../http/ErrorResponse.js"
 import { Admission } from "./Admission.js"
 import { bearerValue, type Caller, invalidKey, lookUpCaller, missingKey } from "./Authentication.js"
 import * as Idempotency from "./Idempotency.js"
+import { Transactions } from "../state/Transactions.js"
 import { emptyBody, hasBody, readGenericBody, withBody } from "./RequestBody.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as NodeRequest from "../http/fast/NodeRequest.js"
@@ -137,13 +138,14 @@ const refused = (response: HttpServerResponse.HttpServerResponse): Admit => ({ _
 export const make: Effect.Effect<
   Pipeline,
   never,
-  LocalServiceConfig | Identity | Admission | Idempotency.IdempotencyStore
+  LocalServiceConfig | Identity | Admission | Idempotency.IdempotencyStore | Transactions
 > = Effect.gen(function*() {
   const config = yield* LocalServiceConfig
   const clock = yield* Effect.clock
   const identity = yield* Identity
   const admission = yield* Admission
   const store = yield* Idempotency.IdempotencyStore
+  const transactions = yield* Transactions
   const newOrgWindowMillis = Duration.toMillis(config.newOrgWindow)
 
   const draining = refused(ErrorResponse.fromApiError(
@@ -155,7 +157,8 @@ export const make: Effect.Effect<
     request: HttpServerRequest.HttpServerRequest,
     principal: PrincipalShape,
     key: string,
-    body: Uint8Array
+    body: Uint8Array,
+    atomic: boolean
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
     if (Idempotency.headerBytes(key) > Idempotency.maxKeyBytes) {
       return Effect.succeed(ErrorResponse.fromApiError(
@@ -168,7 +171,7 @@ export const make: Effect.Effect<
     const claim = store.claim(principal.keyId, key, Idempotency.fingerprint(request.method, request.url, body))
     return Effect.flatMap(
       Effect.either(claim),
-      (claimed) => claimed._tag === "Left" ? storeFailed(claimed.left) : answerClaim(claimed.right, inner)
+      (claimed) => claimed._tag === "Left" ? storeFailed(claimed.left) : answerClaim(claimed.right, inner, atomic)
     )
   }
 
@@ -181,7 +184,8 @@ export const make: Effect.Effect<
 
   function answerClaim<E, R>(
     claim: Idempotency.Claim,
-    inner: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+    inner: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+    atomic: boolean
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> {
     switch (claim._tag) {
       case "Mismatch":
@@ -197,32 +201,36 @@ export const make: Effect.Effect<
           status: claim.answer.status,
           headers: { ...claim.answer.headers, [IdempotentReplayedHeader]: "true" }
         }))
-      case "Started":
-        return Effect.flatMap(
-          Effect.onExit(inner, (exit) => exit._tag === "Failure" ? claim.release : Effect.void),
-          (response) => {
-            if (response.status >= 500 || response.body._tag !== "Uint8Array") {
-              // A server error leaves the key unsettled; a streamed answer cannot be replayed (docs/ASSUMPTIONS.md).
-              return Effect.as(claim.release, response)
-            }
-            const headers: Record<string, string> = {}
-            const contentType = response.body.contentType
-            if (contentType) headers["content-type"] = contentType
-            if (response.headers["retry-after"] !== undefined) headers["retry-after"] = response.headers["retry-after"]
-            // A failure to record the answer leaves the key unsettled: the answer goes out, a retry runs again.
-            return Effect.as(
-              Effect.catchAllCause(
-                claim.settle({ status: response.status, headers, body: response.body.body }),
-                (cause) =>
-                  Effect.zipRight(
-                    Effect.logWarning("could not record an idempotent answer; the key stays unsettled", Cause.squash(cause)),
-                    claim.release
-                  )
-              ),
-              response
-            )
+      case "Started": {
+        const answered = Effect.flatMap(inner, (response) => {
+          if (response.status >= 500 || response.body._tag !== "Uint8Array") {
+            // A server error leaves the key unsettled; a streamed answer cannot be replayed (docs/ASSUMPTIONS.md).
+            return Effect.as(claim.release, response)
           }
+          const headers: Record<string, string> = {}
+          const contentType = response.body.contentType
+          if (contentType) headers["content-type"] = contentType
+          if (response.headers["retry-after"] !== undefined) headers["retry-after"] = response.headers["retry-after"]
+          // A failure to record the answer leaves the key unsettled: the answer goes out, a retry runs again.
+          return Effect.as(
+            Effect.catchAllCause(
+              claim.settle({ status: response.status, headers, body: response.body.body }),
+              (cause) =>
+                Effect.zipRight(
+                  Effect.logWarning("could not record an idempotent answer; the key stays unsettled", Cause.squash(cause)),
+                  claim.release
+                )
+            ),
+            response
+          )
+        })
+        // An atomic route's writes and its remembered answer are kept together: a crash before the commit keeps
+        // neither, so a retry with the key runs again and makes its resource once (Routes.ts `atomic`).
+        return Effect.onExit(
+          atomic ? transactions.atomically(answered) : answered,
+          (exit) => exit._tag === "Failure" ? claim.release : Effect.void
         )
+      }
     }
   }
 
@@ -239,7 +247,7 @@ export const make: Effect.Effect<
     const handled = run(admitted.principal, forwarded)
     const key = request.headers[IdempotencyKeyHeader]
     if (key !== undefined && key.trim() !== "" && admitted.route?.idempotent === true) {
-      return runIdempotent(handled, forwarded, admitted.principal, key, body)
+      return runIdempotent(handled, forwarded, admitted.principal, key, body, admitted.route.atomic)
     }
     return handled
   }

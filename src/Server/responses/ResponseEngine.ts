@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Layer, Option, Queue, Stream } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
 import * as ApiError from "../../ApiError.js"
 import type { PrincipalShape } from "../../Contract/Principal.js"
 import * as ModelResponse from "../../Domain/ModelResponse.js"
@@ -30,7 +30,9 @@ import {
 } from "./LanguageModel.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { PromptCache } from "./PromptCache.js"
+import { claimInterval, DurableWork, type StoredJob } from "../state/DurableWork.js"
 import { Responses } from "../state/Repositories.js"
+import { Transactions } from "../state/Transactions.js"
 import { initialObject, type Prepared, usageOf } from "./ResponseRequest.js"
 import * as Completion from "./Completion.js"
 import * as Retention from "./Retention.js"
@@ -90,13 +92,15 @@ export const layerWith = (options: EngineOptions = {}) =>
       const model = yield* LanguageModel
       const responses = yield* Responses
       const webhooks = yield* WebhookDelivery
+      const durableWork = yield* DurableWork
+      const transactions = yield* Transactions
       /** Background requests waiting for a worker, in the order they were accepted. */
       const jobs = yield* Queue.unbounded<BackgroundJob>()
       const retentionMillis = Duration.toMillis(config.responseRetention)
       const promptCache = new PromptCache()
       const retention = Retention.make(responses, retentionMillis)
 
-      const finish = Completion.make(responses, webhooks)
+      const finish = Completion.make(responses, webhooks, transactions)
 
       /**
        * The state of one response being generated from `base` (status in_progress): the model's chunks applied within
@@ -364,7 +368,8 @@ export const layerWith = (options: EngineOptions = {}) =>
       /**
        * One response run to its final object without events (foreground and background requests): the model answers
        * in whole pieces, token counts are taken once per piece. Same final object as {@link runStream}. Interrupted
-       * before the end, the response is stored `cancelled`.
+       * before the end, the response is stored `cancelled`, except a background one of a store that keeps work
+       * (DurableWork.ts): the service is stopping, and its next start runs it again.
        */
       const runDirect = (orgId: string, mode: Mode, prepared: Prepared, base: ModelResponse.ModelResponse) =>
         Effect.suspend(() => {
@@ -374,7 +379,7 @@ export const layerWith = (options: EngineOptions = {}) =>
               onFailure: state.fail,
               onSuccess: () => Effect.map(state.complete, ({ final }) => final)
             }),
-            Effect.onInterrupt(() => state.cancelled)
+            Effect.onInterrupt(() => mode === "background" && durableWork.resumable ? Effect.void : state.cancelled)
           )
         })
 
@@ -441,8 +446,12 @@ export const layerWith = (options: EngineOptions = {}) =>
           ),
         background: (principal, prepared) =>
           Effect.gen(function*() {
-            const queued = yield* start(principal, prepared, "queued")
             const notBeforeMillis = (yield* Clock.currentTimeMillis) + Duration.toMillis(config.backgroundDelay)
+            // The response and its job are stored together: a crash keeps both (the job runs after the restart) or neither.
+            const queued = yield* transactions.atomically(Effect.tap(
+              start(principal, prepared, "queued"),
+              (queued) => durableWork.addJob({ responseId: queued.id, orgId: orgOf(principal), prepared, notBeforeMillis })
+            ))
             yield* Queue.offer(jobs, { orgId: orgOf(principal), prepared, queued, notBeforeMillis })
             return queued
           }),
@@ -460,7 +469,33 @@ export const layerWith = (options: EngineOptions = {}) =>
           const inProgress = new ModelResponse.ModelResponse({ ...job.queued, status: "in_progress" }, true)
           yield* responses.update(job.queued.id, (record) => ({ ...record, object: inProgress }))
           yield* runDirect(job.orgId, "background", job.prepared, inProgress)
-        }).pipe(Effect.catchAllCause((cause) => Effect.logError("background response failed", cause)))
+          yield* durableWork.finishJob(job.queued.id)
+        }).pipe(Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.logError("background response failed", cause)
+        ))
+
+      /**
+       * A job taken over from the store (after a restart, or from an instance that is gone): run again from its
+       * queued object, unless its response is already finished (the crash came after it) or gone.
+       */
+      const takeOver = (stored: StoredJob) =>
+        Effect.gen(function*() {
+          const record = yield* responses.get(stored.responseId)
+          if (Option.isNone(record) || ModelResponse.isFinished(record.value.object.status)) {
+            return yield* durableWork.finishJob(stored.responseId)
+          }
+          const queued = new ModelResponse.ModelResponse({ ...record.value.object, status: "queued" }, true)
+          const prepared = { ...stored.prepared, webhookToken: record.value.webhookToken }
+          yield* Queue.offer(jobs, { orgId: stored.orgId, prepared, queued, notBeforeMillis: stored.notBeforeMillis })
+        })
+      if (durableWork.resumable) {
+        yield* durableWork.claimJobs.pipe(
+          Effect.flatMap(Effect.forEach(takeOver, { discard: true })),
+          Effect.catchAllCause((cause) => Effect.logError("taking over background responses failed", cause)),
+          Effect.repeat(Schedule.spaced(claimInterval)),
+          Effect.forkScoped
+        )
+      }
 
       // The workers: at most `backgroundConcurrency` background requests run at once, the others wait in the queue
       // (one offer per request, no fiber each). Stopped with the layer: a request in progress is stored cancelled.

@@ -28,6 +28,7 @@ import {
 } from "effect"
 import * as Timeout from "../../Http/Timeout.js"
 import * as UndiciHttpClient from "../../Http/UndiciHttpClient.js"
+import { claimInterval, DurableWork, type StoredDelivery } from "../state/DurableWork.js"
 import { Logs, Responses } from "../state/Repositories.js"
 
 /** Attempts in one round, back to back (spec: 3). */
@@ -73,24 +74,30 @@ const startedAt = (input: unknown): number | undefined =>
  * when the first failed attempt started (its `startedAtMillis`, else when it failed). Outputs the position of the next
  * attempt.
  */
-export const deliveryRounds: Schedule.Schedule<DeliveryPosition, unknown> = Schedule.makeWithState<
-  DeliveryPosition | undefined,
-  unknown,
-  DeliveryPosition
->(undefined, (now, input, state) => {
-  const current = state ?? { round: 1, attempt: 1, roundStartedAtMillis: startedAt(input) ?? now }
-  const withinBudget = now - current.roundStartedAtMillis < Duration.toMillis(roundBudget)
-  if (current.attempt < attemptsPerRound && withinBudget) {
-    const next = { ...current, attempt: current.attempt + 1 }
-    return Effect.succeed([next, next, ScheduleDecision.continueWith(ScheduleInterval.after(now))] as const)
-  }
-  if (current.round >= maxRounds) {
-    return Effect.succeed([current, current, ScheduleDecision.done] as const)
-  }
-  const delay = Duration.toMillis(roundDelay(current.round))
-  const next = { round: current.round + 1, attempt: 1, roundStartedAtMillis: now + delay }
-  return Effect.succeed([next, next, ScheduleDecision.continueWith(ScheduleInterval.after(now + delay))] as const)
-})
+export const deliveryRounds: Schedule.Schedule<DeliveryPosition, unknown> = deliveryRoundsFrom(undefined)
+
+/**
+ * {@link deliveryRounds} from `position`, the attempt just made (a delivery resumed after a restart goes on where its
+ * rounds stood); `undefined` for a delivery whose first attempt just failed.
+ */
+export function deliveryRoundsFrom(
+  position: DeliveryPosition | undefined
+): Schedule.Schedule<DeliveryPosition, unknown> {
+  return Schedule.makeWithState<DeliveryPosition | undefined, unknown, DeliveryPosition>(position, (now, input, state) => {
+    const current = state ?? { round: 1, attempt: 1, roundStartedAtMillis: startedAt(input) ?? now }
+    const withinBudget = now - current.roundStartedAtMillis < Duration.toMillis(roundBudget)
+    if (current.attempt < attemptsPerRound && withinBudget) {
+      const next = { ...current, attempt: current.attempt + 1 }
+      return Effect.succeed([next, next, ScheduleDecision.continueWith(ScheduleInterval.after(now))] as const)
+    }
+    if (current.round >= maxRounds) {
+      return Effect.succeed([current, current, ScheduleDecision.done] as const)
+    }
+    const delay = Duration.toMillis(roundDelay(current.round))
+    const next = { round: current.round + 1, attempt: 1, roundStartedAtMillis: now + delay }
+    return Effect.succeed([next, next, ScheduleDecision.continueWith(ScheduleInterval.after(now + delay))] as const)
+  })
+}
 
 /**
  * One failed delivery attempt (spec rule 5): a non-2xx `status`, or a network error or timeout (`status` null), with
@@ -142,6 +149,7 @@ export const layer = (options: DeliveryOptions = {}) =>
       const client = yield* HttpClient.HttpClient
       const logs = yield* Logs
       const responses = yield* Responses
+      const work = yield* DurableWork
       const permits = yield* Effect.makeSemaphore(options.concurrency ?? 64)
       const running = yield* FiberSet.make<void, never>()
       const timeoutMillis = Duration.toMillis(options.attemptTimeout ?? attemptTimeout)
@@ -203,23 +211,32 @@ export const layer = (options: DeliveryOptions = {}) =>
             }
             yield* responses.update(delivery.responseId, (record) =>
               record.firstDeliveredAtMillis === null ? { ...record, firstDeliveredAtMillis: nowMillis } : record)
+            yield* work.finishDelivery(delivery.responseId)
           })
         ).pipe(permits.withPermits(1))
 
-      /** After a failed first attempt: the rounds of {@link deliveryRounds}, fed that failure first. */
-      const retry = (delivery: Delivery, request: HttpClientRequest.HttpClientRequest, first: DeliveryFailed) => {
-        let position: DeliveryPosition = { round: 1, attempt: 1, roundStartedAtMillis: first.startedAtMillis }
-        const rounds = deliveryRounds.pipe(Schedule.tapOutput((next) =>
+      /**
+       * After a failed attempt at `from` (undefined: the first attempt): the rounds of {@link deliveryRoundsFrom}, fed
+       * that failure first. Each next position is stored before it is waited for (DurableWork.ts).
+       */
+      const retry = (
+        delivery: Delivery,
+        request: HttpClientRequest.HttpClientRequest,
+        first: DeliveryFailed,
+        from?: DeliveryPosition
+      ) => {
+        let position: DeliveryPosition = from ?? { round: 1, attempt: 1, roundStartedAtMillis: first.startedAtMillis }
+        const rounds = deliveryRoundsFrom(from).pipe(Schedule.tapOutput((next) =>
           Effect.suspend(() => {
             const previous = position
             position = next
-            return next.round > previous.round
+            return Effect.zipRight(work.progressDelivery(delivery.responseId, next), next.round > previous.round
               ? Effect.logWarning("completion webhook round failed").pipe(Effect.annotateLogs({
                 response_id: delivery.responseId,
                 round: previous.round,
                 next_round_in_ms: Duration.toMillis(roundDelay(previous.round))
               }))
-              : Effect.void
+              : Effect.void)
           })
         ))
         return Effect.flatMap(Schedule.driver(rounds), (driver) => {
@@ -234,8 +251,31 @@ export const layer = (options: DeliveryOptions = {}) =>
 
       const logGiveUp = (delivery: Delivery) => (error: DeliveryFailed) =>
         Effect.logError("completion webhook not delivered after every round; the response is unchanged").pipe(
-          Effect.annotateLogs({ response_id: delivery.responseId, reason: error.reason })
+          Effect.annotateLogs({ response_id: delivery.responseId, reason: error.reason }),
+          Effect.zipRight(work.finishDelivery(delivery.responseId))
         )
+
+      /**
+       * A delivery taken over from the store (after a restart, or from an instance that is gone): its next attempt at
+       * its stored position, once that is due, then the rest of its rounds. The token comes from the response record.
+       */
+      const resume = (stored: StoredDelivery) =>
+        Effect.gen(function*() {
+          const record = yield* responses.get(stored.responseId)
+          const delivery: Delivery = {
+            responseId: stored.responseId,
+            url: stored.url,
+            token: record._tag === "Some" ? record.value.webhookToken : null,
+            body: stored.body
+          }
+          const wait = stored.position.roundStartedAtMillis - (yield* Clock.currentTimeMillis)
+          if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+          const request = requestOf(delivery)
+          yield* Effect.catchAll(
+            attempt(delivery, request, stored.position),
+            (failure) => retry(delivery, request, failure, stored.position)
+          ).pipe(Effect.catchAll(logGiveUp(delivery)))
+        })
 
       /** The first attempt of a delivery; when it fails, the rounds go on in a fiber of their own. */
       const first = (delivery: Delivery) =>
@@ -260,8 +300,29 @@ export const layer = (options: DeliveryOptions = {}) =>
         })
       )
 
+      // Deliveries whose owner is gone (a restart, another instance that died): resumed where their rounds stood.
+      // Only a store that keeps work can have any.
+      if (work.resumable) {
+        yield* work.claimDeliveries.pipe(
+          Effect.flatMap(Effect.forEach((stored) => FiberSet.run(running, resume(stored)), { discard: true })),
+          Effect.catchAllCause((cause) => Effect.logError("taking over webhook deliveries failed", cause)),
+          Effect.repeat(Schedule.spaced(claimInterval)),
+          Effect.forkScoped
+        )
+      }
+
       return {
-        deliver: (delivery) => Queue.offer(pending, delivery).pipe(Effect.asVoid)
+        deliver: (delivery) =>
+          Effect.zipRight(
+            Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              work.addDelivery({
+                responseId: delivery.responseId,
+                url: delivery.url,
+                body: delivery.body,
+                position: { round: 1, attempt: 1, roundStartedAtMillis: now }
+              })),
+            Queue.offer(pending, delivery)
+          )
       }
     })
   )

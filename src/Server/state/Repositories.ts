@@ -161,6 +161,22 @@ export class Boxes extends Context.Tag("boxkit/server/Boxes")<Boxes, {
    * lifetime are looked at, so the periodic lifetime check costs nothing for boxes without one.
    */
   readonly expired: (nowMillis: number) => Effect.Effect<ReadonlyArray<BoxRecord>>
+  /**
+   * The boxes still `creating` that were created before `createdBeforeMillis` (Unix ms): boots a restart, or an
+   * instance that died, left unfinished (BoxRuntime.ts boots them).
+   */
+  readonly creating: (createdBeforeMillis: number) => Effect.Effect<ReadonlyArray<BoxRecord>>
+  /** True when a box of organization `orgId` has `hostname` among the custom domains of one of its listeners. */
+  readonly hasCustomDomain: (orgId: string, hostname: string) => Effect.Effect<boolean>
+}>() {}
+
+/**
+ * The runtime version (`guest_schema_version`) new boots use, when it was raised (`POST /_local/runtime`); None
+ * until then (the service's `initialGuestSchemaVersion` applies).
+ */
+export class RuntimeVersion extends Context.Tag("boxkit/server/RuntimeVersion")<RuntimeVersion, {
+  readonly get: Effect.Effect<Option.Option<number>>
+  readonly set: (version: number) => Effect.Effect<void>
 }>() {}
 
 /** Tcp addresses kept by an organization after unpublish, for reuse by its other boxes (spec: listener rule 3). */
@@ -353,6 +369,21 @@ export const boxesMemory = Layer.sync(Boxes, () => {
         return Option.some(next)
       }),
     list: store.list,
+    creating: (createdBeforeMillis) =>
+      Effect.sync(() => {
+        const found: Array<BoxRecord> = []
+        for (const record of store.map.values()) {
+          if (record.status === "creating" && record.createdAtMillis < createdBeforeMillis) found.push(record)
+        }
+        return found
+      }),
+    hasCustomDomain: (orgId, hostname) =>
+      Effect.sync(() => {
+        for (const record of store.map.values()) {
+          if (record.orgId === orgId && record.listeners.some((entry) => entry.customDomains.includes(hostname))) return true
+        }
+        return false
+      }),
     expired: (nowMillis) =>
       Effect.sync(() => {
         const due: Array<BoxRecord> = []
@@ -363,6 +394,15 @@ export const boxesMemory = Layer.sync(Boxes, () => {
         }
         return due
       })
+  }
+})
+
+/** In-memory RuntimeVersion. */
+export const runtimeVersionMemory = Layer.sync(RuntimeVersion, () => {
+  let version = Option.none<number>()
+  return {
+    get: Effect.sync(() => version),
+    set: (next) => Effect.sync(() => void (version = Option.some(next)))
   }
 })
 
@@ -411,7 +451,16 @@ export const logsMemory = Layer.sync(Logs, () => {
 })
 
 /** Every repository service of the local service. */
-export type Repositories = Identity | Apps | Secrets | EgressPolicies | Boxes | TcpAddresses | Responses | Logs
+export type Repositories =
+  | Identity
+  | Apps
+  | Secrets
+  | EgressPolicies
+  | Boxes
+  | RuntimeVersion
+  | TcpAddresses
+  | Responses
+  | Logs
 
 /** Every repository, in memory. */
 export const layerMemory: Layer.Layer<Repositories> = Layer.mergeAll(
@@ -420,6 +469,7 @@ export const layerMemory: Layer.Layer<Repositories> = Layer.mergeAll(
   secretsMemory,
   egressPoliciesMemory,
   boxesMemory,
+  runtimeVersionMemory,
   tcpAddressesMemory,
   responsesMemory,
   logsMemory

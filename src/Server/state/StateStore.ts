@@ -1,0 +1,48 @@
+/**
+ * Where the local service keeps its state: every repository (Repositories.ts), the idempotency keys
+ * (Idempotency.ts), units of work (Transactions.ts) and the work it owes (DurableWork.ts), provided together by one
+ * layer. In memory by default ({@link layerMemory}); durable in SQLite or PostgreSQL (state/sql/).
+ *
+ * Source: docs/ASSUMPTIONS.md "Durable state".
+ *
+ * @since 0.1.0
+ */
+import { Context, Data, Layer } from "effect"
+import * as Idempotency from "../pipeline/Idempotency.js"
+import type { LocalServiceConfig } from "../LocalServiceConfig.js"
+import * as DurableWork from "./DurableWork.js"
+import * as Repositories from "./Repositories.js"
+import * as Transactions from "./Transactions.js"
+
+/** What the service knows about where its state is, for people: `description` as `serve` prints it. */
+export class StateLocation extends Context.Tag("boxkit/server/StateLocation")<StateLocation, {
+  /** E.g. `in memory`, `SQLite /srv/boxkit/state.db`, `PostgreSQL 127.0.0.1:5432/boxkit`. */
+  readonly description: string
+  /** True when the state outlives the process. */
+  readonly durable: boolean
+  /** True when the store had no organization when the service started: the seed was applied. */
+  readonly fresh: boolean
+}>() {}
+
+/** Every service a state store provides. */
+export type StateStore =
+  | Repositories.Repositories
+  | Idempotency.IdempotencyStore
+  | Transactions.Transactions
+  | DurableWork.DurableWork
+  | StateLocation
+
+/** The store could not be opened or prepared (a locked or unreadable file, a database that refuses, a failed migration). */
+export class StateStoreError extends Data.TaggedError("StateStoreError")<{ readonly message: string }> {}
+
+/** The whole state in memory (`repositories` in place of the in-memory repositories when given). */
+export const layerMemory = (
+  repositories: Layer.Layer<Repositories.Repositories> = Repositories.layerMemory
+): Layer.Layer<StateStore, never, LocalServiceConfig> =>
+  Layer.mergeAll(
+    repositories,
+    Idempotency.layerMemory,
+    Transactions.layerMemory,
+    DurableWork.layerMemory,
+    Layer.succeed(StateLocation, { description: "in memory", durable: false, fresh: true })
+  )
