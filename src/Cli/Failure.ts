@@ -14,6 +14,8 @@ import { Cause, ConfigError, Duration, Option } from "effect"
 import * as ApiError from "../ApiError.js"
 import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
 import * as Seed from "../Server/state/Seed.js"
+import * as StateStore from "../Server/state/StateStore.js"
+import * as Serve from "./Serve.js"
 
 /**
  * What a failed command prints on stderr (`lines`) and the exit code it ends with.
@@ -136,6 +138,16 @@ const explain = (error: unknown, command: string): Explained => {
     }
   }
   if (error instanceof HttpServerError.ServeError) return serveFailure(error)
+  if (error instanceof StateStore.StateStoreError) {
+    return {
+      what: `cannot open the state store: ${error.message}`,
+      fix: "check --data-dir (a directory this user can write, used by no other boxkit serve) or --database-url " +
+        "(BOXKIT_DATABASE_URL: a PostgreSQL database that exists and accepts the user)"
+    }
+  }
+  if (error instanceof Serve.ServeOptionsError) {
+    return { what: error.message, fix: `run "boxkit serve --help" for the usage`, exitCode: usageExitCode }
+  }
   if (ApiError.isApiError(error) || error instanceof ApiError.UnknownApiError) return apiFailure(error)
   if (error instanceof ApiError.TransportError) {
     const origin = URL.canParse(error.url) ? new URL(error.url).origin : error.url

@@ -4,13 +4,16 @@
  * it closes. `--faults SPEC [--faults-seed N]` injects faults into `/v1` requests (src/Server/pipeline/FaultInjection.ts).
  * `--model-upstream URL` answers model responses with an OpenAI-compatible upstream (src/Server/responses/UpstreamModel.ts).
  * `--server platform` serves through Effect's own HTTP stack instead of the fast path (src/Server/http/platform/PlatformServer.ts).
+ * `--data-dir DIR` keeps the state in SQLite under DIR across restarts; `--database-url postgres://...` (or
+ * `BOXKIT_DATABASE_URL`) keeps it in PostgreSQL, where several `serve` processes are one service
+ * (src/Server/state/sql/SqlState.ts); without either the state is in memory. The seed goes into a new store only.
  *
  * Source: the end-to-end and conformance issues; flags: README.md.
  *
  * @since 0.1.0
  */
 import { Command, Options } from "@effect/cli"
-import { Console, Duration, Effect, Either, Layer, Option, Schema } from "effect"
+import { Config, Console, Data, Duration, Effect, Either, Layer, Option, type Redacted, Schema } from "effect"
 import * as DemoSeed from "../Server/state/DemoSeed.js"
 import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
 import { noFaults } from "../Server/LocalServiceConfig.js"
@@ -18,6 +21,10 @@ import * as LocalService from "../Server/LocalService.js"
 import * as Admission from "../Server/pipeline/Admission.js"
 import * as Seed from "../Server/state/Seed.js"
 import * as UpstreamModel from "../Server/responses/UpstreamModel.js"
+import * as StateStore from "../Server/state/StateStore.js"
+
+/** Options of `serve` that cannot go together. */
+export class ServeOptionsError extends Data.TaggedError("ServeOptionsError")<{ readonly message: string }> {}
 
 const host = Options.text("host").pipe(Options.withDefault("127.0.0.1"), Options.withDescription("Interface to listen on."))
 const port = Options.integer("port").pipe(Options.withDefault(8787), Options.withDescription("Port (0 picks a free one)."))
@@ -66,6 +73,57 @@ const modelUpstream = Options.text("model-upstream").pipe(
   )
 )
 
+const dataDir = Options.directory("data-dir").pipe(
+  Options.optional,
+  Options.withDescription(
+    "Keep the state in SQLite under this directory (created if missing) across restarts. Without --data-dir or " +
+      "--database-url the state is in memory."
+  )
+)
+
+const databaseUrl = Options.redacted("database-url").pipe(
+  Options.withFallbackConfig(Config.redacted("BOXKIT_DATABASE_URL")),
+  Options.optional,
+  Options.withDescription(
+    "Keep the state in PostgreSQL (postgres://user:password@host:port/database, also BOXKIT_DATABASE_URL); several " +
+      "serve processes on one database are one service."
+  )
+)
+
+const instanceTimeoutSeconds = Options.integer("instance-timeout-seconds").pipe(
+  Options.withDefault(10),
+  Options.withDescription(
+    "With --database-url: how long after its last heartbeat another instance counts as gone and its work is taken over."
+  )
+)
+
+/** Where `serve` keeps its state: in memory, SQLite under a directory, or PostgreSQL. */
+export type StateChoice =
+  | { readonly _tag: "Memory" }
+  | { readonly _tag: "Sqlite"; readonly directory: string }
+  | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> }
+
+/**
+ * The state store of a choice, its module loaded only when chosen (the SQL clients are not needed in memory). Both
+ * `--data-dir` and `--database-url` is an error.
+ */
+const stateLayer = (choice: StateChoice) => {
+  switch (choice._tag) {
+    case "Memory":
+      return Effect.succeed(undefined)
+    case "Sqlite":
+      return Effect.map(
+        Effect.promise(() => import("../Server/state/sql/SqlState.js")),
+        (SqlState) => SqlState.layerSqlite(choice.directory)
+      )
+    case "Postgres":
+      return Effect.map(
+        Effect.promise(() => import("../Server/state/sql/SqlState.js")),
+        (SqlState) => SqlState.layerPostgres(choice.url)
+      )
+  }
+}
+
 /** Runs the local service until interrupted, then drains. */
 export const serve = (options: {
   readonly host: string
@@ -78,6 +136,9 @@ export const serve = (options: {
   readonly faultsSeed?: number
   readonly modelUpstream?: Option.Option<string>
   readonly server?: LocalService.ServerKind
+  readonly dataDir?: Option.Option<string>
+  readonly databaseUrl?: Option.Option<Redacted.Redacted<string>>
+  readonly instanceTimeoutSeconds?: number
 }) =>
   Effect.gen(function*() {
     const faultSettings = yield* Either.match(
@@ -90,13 +151,29 @@ export const serve = (options: {
     const loaded = Option.isSome(options.seed)
       ? yield* Seed.load(options.seed.value)
       : yield* Schema.decodeUnknown(Seed.Seed)(DemoSeed.example).pipe(Effect.orDie)
+    const dataDirectory = options.dataDir ?? Option.none()
+    const database = options.databaseUrl ?? Option.none()
+    if (Option.isSome(dataDirectory) && Option.isSome(database)) {
+      return yield* Effect.fail(new ServeOptionsError({ message: "Give --data-dir or --database-url, not both." }))
+    }
+    const choice: StateChoice = Option.isSome(dataDirectory)
+      ? { _tag: "Sqlite", directory: dataDirectory.value }
+      : Option.isSome(database)
+      ? { _tag: "Postgres", url: database.value }
+      : { _tag: "Memory" }
+    const state = yield* stateLayer(choice)
     yield* Effect.scoped(Effect.gen(function*() {
       const context = yield* Layer.build(LocalService.layerNode(loaded, {
         host: options.host,
         port: options.port,
         server: options.server ?? "fast",
         exposeLocalRoutes: options.exposeLocalRoutes,
-        settings: { newOrgInFlightCap: options.newOrgInFlightCap, faults: faultSettings },
+        settings: {
+          newOrgInFlightCap: options.newOrgInFlightCap,
+          faults: faultSettings,
+          instanceTimeout: Duration.seconds(options.instanceTimeoutSeconds ?? 10)
+        },
+        state,
         languageModel: Option.match(options.modelUpstream ?? Option.none(), {
           onNone: () => undefined,
           onSome: (url) => UpstreamModel.layerFromEnv(url)
@@ -120,7 +197,13 @@ export const serve = (options: {
       if (Option.isSome(options.faults ?? Option.none())) {
         yield* Console.log(`faults: ${FaultInjection.describe(faultSettings)}`)
       }
-      if (Option.isNone(options.seed)) {
+      const location = yield* Effect.provide(StateStore.StateLocation, context)
+      yield* Console.log(
+        location.durable
+          ? `state: ${location.description}${location.fresh ? " (new)" : " (existing: the seed is not applied again)"}`
+          : "state: in memory; --data-dir DIR keeps it"
+      )
+      if (Option.isNone(options.seed) && location.fresh) {
         yield* Console.log("seed: the example seed (API keys sk_acme_org, sk_acme_ada, sk_acme_bob, sk_ada_personal, sk_broke_org)")
       }
       return yield* Effect.never
@@ -130,6 +213,20 @@ export const serve = (options: {
 /** The `serve` command. */
 export const command = Command.make(
   "serve",
-  { host, port, seed, newOrgInFlightCap, drainSeconds, exposeLocalRoutes, faults, faultsSeed, modelUpstream, server },
+  {
+    host,
+    port,
+    seed,
+    newOrgInFlightCap,
+    drainSeconds,
+    exposeLocalRoutes,
+    faults,
+    faultsSeed,
+    modelUpstream,
+    server,
+    dataDir,
+    databaseUrl,
+    instanceTimeoutSeconds
+  },
   serve
 ).pipe(Command.withDescription("Run the local box service (both {base_url} and {api_url} under /v1)."))

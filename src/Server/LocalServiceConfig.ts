@@ -51,6 +51,18 @@ export interface LocalServiceSettings {
   readonly maxBodyBytes: number
   /** How often box lifetimes are checked (default 1 s); termination can come after the deadline by up to this. */
   readonly expiryCheckInterval: Duration.Duration
+  /**
+   * With a durable store (docs/ASSUMPTIONS.md "Durable state"): how often the service looks for work left unfinished
+   * by a restart or by an instance that is gone (background responses, webhook deliveries, boots); also once at start.
+   * Default 2 s.
+   */
+  readonly recoveryInterval: Duration.Duration
+  /**
+   * With a store shared by instances (docs/ASSUMPTIONS.md "Durable state"): how long after its last heartbeat an
+   * instance counts as gone, and its running idempotency keys and unfinished work are taken over (default 10 s;
+   * heartbeats every quarter of it).
+   */
+  readonly instanceTimeout: Duration.Duration
   /** The runtime version new boxes boot on (default 1); raise it with `POST /_local/runtime`. */
   readonly initialGuestSchemaVersion: number
   /** How long an idempotency key is remembered (spec: at least 24 hours; default 24 hours). */
@@ -79,6 +91,8 @@ export const defaults: LocalServiceSettings = {
   bootDelay: Duration.millis(150),
   maxBodyBytes: 32 * 1024 * 1024,
   expiryCheckInterval: Duration.seconds(1),
+  recoveryInterval: Duration.seconds(2),
+  instanceTimeout: Duration.seconds(10),
   initialGuestSchemaVersion: 1,
   idempotencyRetention: Duration.hours(24),
   responseRetention: Duration.minutes(10),

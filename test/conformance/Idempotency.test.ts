@@ -145,8 +145,13 @@ describe("idempotency", () => {
     })))
 
   it.effect("an answer is remembered for at least 24 hours (TestClock)", () =>
-    // A lifetime check every hour keeps a day of TestClock adjustment cheap.
-    C.withService({ expiryCheckInterval: Duration.hours(1) })(Effect.gen(function*() {
+    // A lifetime check (and, with a durable store, a look for unfinished work and a heartbeat) every hour keeps a day
+    // of TestClock adjustment cheap.
+    C.withService({
+      expiryCheckInterval: Duration.hours(1),
+      recoveryInterval: Duration.hours(1),
+      instanceTimeout: Duration.hours(4)
+    })(Effect.gen(function*() {
       const first = yield* createWithKey("key-24h")
       yield* TestClock.adjust("86399999 millis")
       const nearlyADayLater = yield* createWithKey("key-24h")

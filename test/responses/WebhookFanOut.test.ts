@@ -11,12 +11,13 @@ import { type Context, Duration, Effect, Layer, Redacted } from "effect"
 import * as UndiciHttpClient from "../../src/Http/UndiciHttpClient.js"
 import * as Repositories from "../../src/Server/state/Repositories.js"
 import * as DurableWork from "../../src/Server/state/DurableWork.js"
+import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
 import * as WebhookDelivery from "../../src/Server/responses/WebhookDelivery.js"
 import { fakeServer } from "./support.js"
 
 /** The delivery service and its repositories, over `client`. */
 const deliveries = (client: Layer.Layer<any>, options: WebhookDelivery.DeliveryOptions = {}) =>
-  WebhookDelivery.layer(options).pipe(Layer.provideMerge(Layer.merge(Repositories.layerMemory, DurableWork.layerMemory)), Layer.provide(client))
+  WebhookDelivery.layer(options).pipe(Layer.provideMerge(Layer.mergeAll(Repositories.layerMemory, DurableWork.layerMemory, LocalServiceConfig.layer())), Layer.provide(client))
 
 /** The delivery log of `context`, read every 10 ms until it has `count` entries (at most `timeout`). */
 const deliveryLog = (context: Context.Context<Repositories.Logs>, count: number, timeout: Duration.DurationInput) =>

@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Redacted, TestClock } from "effect"
 import * as Repositories from "../../src/Server/state/Repositories.js"
 import * as DurableWork from "../../src/Server/state/DurableWork.js"
+import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
 import * as WebhookDelivery from "../../src/Server/responses/WebhookDelivery.js"
 
 const seconds = (millis: number) => millis / 1000
@@ -113,7 +114,7 @@ const withDelivery = <A, E>(
   Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(
       WebhookDelivery.layer(options).pipe(
-        Layer.provideMerge(Layer.mergeAll(Repositories.logsMemory, Repositories.responsesMemory, DurableWork.layerMemory)),
+        Layer.provideMerge(Layer.mergeAll(Repositories.logsMemory, Repositories.responsesMemory, DurableWork.layerMemory, LocalServiceConfig.layer())),
         Layer.provide(client)
       )
     )

@@ -3,12 +3,16 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import type { RetrySettings } from "../../src/Client/BoxkitConfig.js"
 import * as Boxkit from "../../src/Client/Boxkit.js"
 import * as DemoSeed from "../../src/Server/state/DemoSeed.js"
 import * as LocalService from "../../src/Server/LocalService.js"
 import type { LocalServiceSettings } from "../../src/Server/LocalServiceConfig.js"
 import * as Seed from "../../src/Server/state/Seed.js"
+import * as SqlState from "../../src/Server/state/sql/SqlState.js"
 
 /** The decoded example seed. */
 export const seed = Schema.decodeUnknownSync(Seed.Seed)(DemoSeed.example)
@@ -19,9 +23,25 @@ export const seed = Schema.decodeUnknownSync(Seed.Seed)(DemoSeed.example)
  */
 export const server: LocalService.ServerKind = process.env.BOXKIT_TEST_SERVER === "platform" ? "platform" : "fast"
 
+/**
+ * Where the service under test keeps its state: `BOXKIT_TEST_STATE=sqlite` (a fresh SQLite data directory per
+ * service, removed with it) or the default, in memory. vitest.config.ts runs the conformance suites on SQLite too.
+ */
+export const state: "memory" | "sqlite" = process.env.BOXKIT_TEST_STATE === "sqlite" ? "sqlite" : "memory"
+
+/** A SQLite store in a fresh temporary data directory, removed when the layer closes. */
+export const sqliteState = () =>
+  Layer.unwrapScoped(Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => mkdtempSync(join(tmpdir(), "boxkit-state-"))),
+      (directory) => Effect.sync(() => rmSync(directory, { recursive: true, force: true }))
+    ),
+    (directory) => SqlState.layerSqlite(directory)
+  ))
+
 /** The local service on port 0, on the serving path of this run ({@link server}), with its services in the output. */
 export const service = (settings: Partial<LocalServiceSettings> = {}, seedOverride: Seed.Seed = seed) =>
-  LocalService.layerNode(seedOverride, { settings, server })
+  LocalService.layerNode(seedOverride, { settings, server, state: state === "sqlite" ? sqliteState() : undefined })
 
 /**
  * The client's `HttpClient` in this run: `BOXKIT_TEST_CLIENT=stock` (`@effect/platform-node`'s

@@ -97,12 +97,6 @@ const coldStart = (box: BoxRecord, version: number): BoxRecord => ({
   bootCount: box.bootCount + 1
 })
 
-/**
- * How often boots left unfinished are looked for (boxes still `creating` well after their boot delay: the service
- * restarted, or the instance that queued the boot died); the first look is at start.
- */
-export const unfinishedBootsInterval = Duration.seconds(5)
-
 /** The runtime, with the periodic lifetime check running in the layer's scope. */
 export const layer = Layer.scoped(
   BoxRuntime,
@@ -195,7 +189,8 @@ export const layer = Layer.scoped(
       Effect.forkScoped
     )
 
-    // Boots nobody will finish: boxes `creating` for longer than the boot delay and a second.
+    // Boots nobody will finish (the service restarted, or the instance that queued them is gone): boxes `creating`
+    // for longer than the boot delay and a second, looked for at start and every `recoveryInterval`.
     const unfinishedBoots = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const stuck = yield* boxes.creating(now - bootDelayMillis - 1000)
@@ -207,7 +202,7 @@ export const layer = Layer.scoped(
     if ((yield* DurableWork).resumable) {
       yield* unfinishedBoots.pipe(
         Effect.catchAllCause((cause) => Effect.logError("looking for unfinished boots failed", cause)),
-        Effect.repeat(Schedule.spaced(unfinishedBootsInterval)),
+        Effect.repeat(Schedule.spaced(config.recoveryInterval)),
         Effect.forkScoped
       )
     }

@@ -30,7 +30,7 @@ import {
 } from "./LanguageModel.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { PromptCache } from "./PromptCache.js"
-import { claimInterval, DurableWork, type StoredJob } from "../state/DurableWork.js"
+import { DurableWork, type StoredJob } from "../state/DurableWork.js"
 import { Responses } from "../state/Repositories.js"
 import { Transactions } from "../state/Transactions.js"
 import { initialObject, type Prepared, usageOf } from "./ResponseRequest.js"
@@ -492,7 +492,7 @@ export const layerWith = (options: EngineOptions = {}) =>
         yield* durableWork.claimJobs.pipe(
           Effect.flatMap(Effect.forEach(takeOver, { discard: true })),
           Effect.catchAllCause((cause) => Effect.logError("taking over background responses failed", cause)),
-          Effect.repeat(Schedule.spaced(claimInterval)),
+          Effect.repeat(Schedule.spaced(config.recoveryInterval)),
           Effect.forkScoped
         )
       }

@@ -28,7 +28,8 @@ import {
 } from "effect"
 import * as Timeout from "../../Http/Timeout.js"
 import * as UndiciHttpClient from "../../Http/UndiciHttpClient.js"
-import { claimInterval, DurableWork, type StoredDelivery } from "../state/DurableWork.js"
+import { LocalServiceConfig } from "../LocalServiceConfig.js"
+import { DurableWork, type StoredDelivery } from "../state/DurableWork.js"
 import { Logs, Responses } from "../state/Repositories.js"
 
 /** Attempts in one round, back to back (spec: 3). */
@@ -150,6 +151,7 @@ export const layer = (options: DeliveryOptions = {}) =>
       const logs = yield* Logs
       const responses = yield* Responses
       const work = yield* DurableWork
+      const config = yield* LocalServiceConfig
       const permits = yield* Effect.makeSemaphore(options.concurrency ?? 64)
       const running = yield* FiberSet.make<void, never>()
       const timeoutMillis = Duration.toMillis(options.attemptTimeout ?? attemptTimeout)
@@ -306,7 +308,7 @@ export const layer = (options: DeliveryOptions = {}) =>
         yield* work.claimDeliveries.pipe(
           Effect.flatMap(Effect.forEach((stored) => FiberSet.run(running, resume(stored)), { discard: true })),
           Effect.catchAllCause((cause) => Effect.logError("taking over webhook deliveries failed", cause)),
-          Effect.repeat(Schedule.spaced(claimInterval)),
+          Effect.repeat(Schedule.spaced(config.recoveryInterval)),
           Effect.forkScoped
         )
       }

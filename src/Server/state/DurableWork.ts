@@ -5,17 +5,15 @@
  *
  * In memory nothing is kept (a restart loses the state anyway) and `claim*` find nothing. In a durable store
  * (state/sql/SqlWork.ts) each piece of work belongs to the instance that made it; when that instance is gone (a
- * restart, or its heartbeat stopped), the next `claim*` of a live instance takes it over.
+ * restart, or its heartbeat stopped), the next `claim*` of a live instance takes it over (the services look every
+ * `LocalServiceConfig.recoveryInterval`).
  *
  * Source: docs/ASSUMPTIONS.md "Durable state"; spec "Events / Completion webhook" rule 5 (the rounds).
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { Prepared } from "../responses/ResponseRequest.js"
-
-/** How often a live instance looks for work whose owner is gone (also once at start). */
-export const claimInterval = Duration.seconds(2)
 
 /** A background response accepted and not finished: its id, organization, request and earliest start (Unix ms). */
 export interface StoredJob {

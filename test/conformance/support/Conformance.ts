@@ -40,7 +40,7 @@ export const withService = (settings: Partial<LocalServiceSettings> = {}, seed: 
 <A, E, R>(program: Effect.Effect<A, E, R>) =>
   Effect.zipRight(
     TestClock.setTime(Date.now()),
-    Effect.provide(Effect.ensuring(program, abortHeld), LocalService.layerNode(seed, { settings, server: Harness.server }))
+    Effect.provide(Effect.ensuring(program, abortHeld), Harness.service(settings, seed))
   )
 
 /** Requests opened by {@link hold} and not answered yet: aborted when a test ends, so the server can close. */

@@ -1,0 +1,25 @@
+/**
+ * Reading the values of SQL rows the same way from SQLite (libsql) and PostgreSQL (pg): numbers (PostgreSQL answers
+ * BIGINT as text), byte strings (libsql answers an ArrayBuffer, pg a Buffer) and nullable columns.
+ *
+ * @since 0.1.0
+ */
+
+/** A numeric column as a number. */
+export const numberOf = (value: unknown): number => typeof value === "number" ? value : Number(value)
+
+/** A nullable numeric column. */
+export const numberOrNull = (value: unknown): number | null => value === null || value === undefined ? null : numberOf(value)
+
+/** A nullable text column. */
+export const textOrNull = (value: unknown): string | null => value === null || value === undefined ? null : String(value)
+
+/** A byte-string column as a Uint8Array over the same memory. */
+export const bytesOf = (value: unknown): Uint8Array => {
+  if (value instanceof Uint8Array) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+  if (value instanceof ArrayBuffer) return new Uint8Array(value)
+  throw new TypeError(`not a byte string: ${typeof value}`)
+}
+
+/** An integer column holding a flag (0 or 1). */
+export const flagOf = (value: unknown): boolean => numberOf(value) === 1

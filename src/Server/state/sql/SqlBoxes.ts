@@ -1,0 +1,77 @@
+/**
+ * Boxes in SQL: the record as JSON (`record`), with the columns looked up beside it (organization, status, creation
+ * time, lifetime deadline) and the clipboard's bytes in a column of their own, written only when they change.
+ *
+ * Source: docs/ASSUMPTIONS.md "Durable state".
+ *
+ * @since 0.1.0
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Option } from "effect"
+import { type BoxRecord, Boxes } from "../Repositories.js"
+import { bytesOf, textOrNull } from "./Rows.js"
+import { forUpdate, modify } from "./SqlRepositories.js"
+
+type Row = Record<string, unknown>
+
+/** The lifetime deadline (Unix ms) of a box that is not terminated, else null. */
+const deadlineOf = (record: BoxRecord): number | null =>
+  record.maxLifetimeSeconds !== null && record.status !== "terminated"
+    ? record.createdAtMillis + record.maxLifetimeSeconds * 1000
+    : null
+
+/** The record without its clipboard bytes (stored in their own column). */
+const documentOf = (record: BoxRecord): string => JSON.stringify({ ...record, clipboard: null })
+
+const decode = (row: Row): BoxRecord => {
+  const record = JSON.parse(String(row.record)) as BoxRecord
+  const mediaType = textOrNull(row.clipboard_media_type)
+  return {
+    ...record,
+    errorMessage: record.errorMessage ?? undefined,
+    clipboard: mediaType === null ? null : { mediaType, bytes: bytesOf(row.clipboard) }
+  }
+}
+
+/** The characters LIKE treats specially, escaped with a backslash. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (character) => `\\${character}`)
+
+/** Boxes in SQL. */
+export const boxes = Layer.effect(
+  Boxes,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const select = sql.literal("SELECT id, record, clipboard_media_type, clipboard FROM boxes")
+    const rows = (effect: Effect.Effect<ReadonlyArray<Row>, unknown>) =>
+      Effect.map(Effect.orDie(effect), (found) => found.map(decode))
+    return {
+      get: (id) => Effect.map(rows(sql`${select} WHERE id = ${id}`), (found) => Option.fromNullable(found[0])),
+      insert: (record) =>
+        Effect.orDie(sql`INSERT INTO boxes
+          (id, org_id, status, created_at_millis, deadline_millis, record, clipboard_media_type, clipboard)
+          VALUES (${record.id}, ${record.orgId}, ${record.status}, ${record.createdAtMillis}, ${deadlineOf(record)},
+            ${documentOf(record)}, ${record.clipboard?.mediaType ?? null}, ${record.clipboard?.bytes ?? null})`),
+      update: (id, f) =>
+        modify(sql, sql`${select} WHERE id = ${id} ${forUpdate(sql)}`, decode, f, (next, current) =>
+          next.clipboard === current.clipboard
+            ? sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
+                record = ${documentOf(next)} WHERE id = ${id}`
+            : sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
+                record = ${documentOf(next)}, clipboard_media_type = ${next.clipboard?.mediaType ?? null},
+                clipboard = ${next.clipboard?.bytes ?? null} WHERE id = ${id}`),
+      list: rows(sql`${select} ORDER BY created_at_millis, id`),
+      expired: (nowMillis) =>
+        rows(sql`${select} WHERE deadline_millis IS NOT NULL AND deadline_millis <= ${nowMillis}`),
+      creating: (createdBeforeMillis) =>
+        rows(sql`${select} WHERE status = 'creating' AND created_at_millis < ${createdBeforeMillis}`),
+      hasCustomDomain: (orgId, hostname) =>
+        // The JSON text narrows the rows; the decoded listeners decide.
+        Effect.map(
+          rows(sql`${select} WHERE org_id = ${orgId}
+            AND record LIKE ${`%${likeLiteral(JSON.stringify(hostname))}%`} ESCAPE '\\'`),
+          (found) =>
+            found.some((record) => record.listeners.some((listener) => listener.customDomains.includes(hostname)))
+        )
+    }
+  })
+)

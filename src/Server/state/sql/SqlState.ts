@@ -1,0 +1,220 @@
+/**
+ * The durable state stores of the local service (StateStore.ts) over `@effect/sql`: SQLite in a data directory
+ * (`@effect/sql-libsql`, one process per directory) and PostgreSQL (`@effect/sql-pg`, any number of instances on one
+ * database). Both run the migrations of Migrations.ts at start.
+ *
+ * SQLite runs in WAL mode with `synchronous=NORMAL`: a write is in the database file's log when its statement returns,
+ * so it survives the process being killed at any point (the crash tests); only the last writes before a power loss
+ * of the machine may go. The database holds the one connection of this process (`locking_mode=EXCLUSIVE`): a second
+ * `serve` on the same directory is refused at start.
+ *
+ * Source: docs/ASSUMPTIONS.md "Durable state".
+ *
+ * @since 0.1.0
+ */
+import { Migrator, SqlClient } from "@effect/sql"
+import { LibsqlClient } from "@effect/sql-libsql"
+import { PgClient } from "@effect/sql-pg"
+import type * as Libsql from "@libsql/client"
+import { createClient } from "@libsql/client"
+import { Effect, Layer, Redacted } from "effect"
+import { mkdirSync } from "node:fs"
+import { join, resolve } from "node:path"
+import type { LocalServiceConfig } from "../../LocalServiceConfig.js"
+import { type StateStore, StateLocation, StateStoreError } from "../StateStore.js"
+import { migrations } from "./Migrations.js"
+import { boxes } from "./SqlBoxes.js"
+import * as SqlIdempotency from "./SqlIdempotency.js"
+import {
+  apps,
+  egressPolicies,
+  identity,
+  logs,
+  responses,
+  runtimeVersion,
+  secrets,
+  tcpAddresses
+} from "./SqlRepositories.js"
+import { layerDurableWork, layerInstances, layerTransactions } from "./SqlWork.js"
+import { numberOf } from "./Rows.js"
+
+/** The file of the SQLite database in a data directory. */
+export const databaseFileName = "boxkit.db"
+
+/** The name of the migrations table. */
+const migrationsTable = "effect_sql_migrations"
+
+const runMigrations = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: migrationsTable })
+
+/**
+ * The migrations, one instance at a time: on PostgreSQL under a transaction-scoped advisory lock (the Migrator's own
+ * table lock needs its table to exist, which two instances starting together would both try to create).
+ */
+const migrate = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.onDialectOrElse({
+    pg: () =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT pg_advisory_xact_lock(${migrationLockKey})`
+        yield* sql`CREATE TABLE IF NOT EXISTS ${sql(migrationsTable)} (migration_id integer PRIMARY KEY,
+          created_at timestamp with time zone NOT NULL DEFAULT now(), name text NOT NULL)`
+        yield* runMigrations
+      })),
+    orElse: () => runMigrations
+  })
+})
+
+/** The advisory lock key of the migrations (any fixed number; "boxkit" in ASCII, truncated). */
+const migrationLockKey = 0x626f786b6974
+
+/** Every state service over the `SqlClient` in context, after the migrations; `description` names the store. */
+const layerOver = (description: string, sole: boolean) => {
+  const instances = layerInstances({ sole })
+  const location = Layer.effect(
+    StateLocation,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql`SELECT count(*) AS count FROM organizations`
+      return { description, durable: true, fresh: numberOf(rows[0].count) === 0 }
+    })
+  )
+  const services = Layer.mergeAll(
+    identity,
+    apps,
+    secrets,
+    egressPolicies,
+    boxes,
+    runtimeVersion,
+    tcpAddresses,
+    responses,
+    logs,
+    layerTransactions,
+    location,
+    Layer.merge(SqlIdempotency.layer, layerDurableWork).pipe(Layer.provide(instances))
+  )
+  return services.pipe(Layer.provide(Layer.effectDiscard(migrate)))
+}
+
+/** The message of an error and of its cause, if any. */
+const messageOf = (error: unknown): string => {
+  if (typeof error !== "object" || error === null || !("message" in error)) return String(error)
+  const cause = (error as { readonly cause?: unknown }).cause
+  const own = String((error as { readonly message: unknown }).message)
+  return typeof cause === "object" && cause !== null && "message" in cause ? `${own} (${messageOf(cause)})` : own
+}
+
+const storeError = (what: string) => (error: unknown) => new StateStoreError({ message: `${what}: ${messageOf(error)}` })
+
+/**
+ * The libsql client of one file, with transactions on its one connection (`BEGIN IMMEDIATE` ... `COMMIT`).
+ * `@libsql/client` opens a new connection after each transaction, which would lose the connection's settings; the
+ * SQL client (`@effect/sql-libsql`) already lets one transaction run at a time.
+ */
+const oneConnection = (client: Libsql.Client): Libsql.Client => {
+  const transaction = async (): Promise<Libsql.Transaction> => {
+    await client.execute("BEGIN IMMEDIATE")
+    let open = true
+    const end = (statement: string) => async () => {
+      if (!open) return
+      open = false
+      await client.execute(statement)
+    }
+    return {
+      execute: (statement: Libsql.InStatement) => client.execute(statement),
+      batch: async (statements: Array<Libsql.InStatement>) => {
+        const results: Array<Libsql.ResultSet> = []
+        for (const statement of statements) results.push(await client.execute(statement))
+        return results
+      },
+      executeMultiple: (text: string) => client.executeMultiple(text),
+      commit: end("COMMIT"),
+      rollback: end("ROLLBACK"),
+      close: () => {
+        if (open) void end("ROLLBACK")()
+      },
+      get closed() {
+        return !open
+      }
+    } as Libsql.Transaction
+  }
+  return {
+    execute: (statement: Libsql.InStatement) => client.execute(statement),
+    transaction,
+    close: () => client.close(),
+    get closed() {
+      return client.closed
+    },
+    protocol: client.protocol
+  } as unknown as Libsql.Client
+}
+
+/**
+ * The state in SQLite, in `directory` (created if missing, readable by its owner only) as `boxkit.db` with its WAL.
+ * Fails with `StateStoreError` when the directory cannot be made, the database cannot be opened (another `serve`
+ * holds it) or a migration fails.
+ */
+export const layerSqlite = (
+  directory: string
+): Layer.Layer<StateStore, StateStoreError, LocalServiceConfig> => {
+  const path = resolve(directory, databaseFileName)
+  const client = Layer.unwrapScoped(Effect.gen(function*() {
+    yield* Effect.try({
+      try: () => mkdirSync(resolve(directory), { recursive: true, mode: 0o700 }),
+      catch: storeError(`cannot create the data directory ${directory}`)
+    })
+    const sdk = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => createClient({ url: `file:${path}` }),
+        catch: storeError(`cannot open ${path}`)
+      }),
+      (sdk) => Effect.sync(() => sdk.close())
+    )
+    yield* Effect.tryPromise({
+      try: async () => {
+        await sdk.execute("PRAGMA busy_timeout = 2000")
+        await sdk.execute("PRAGMA locking_mode = EXCLUSIVE")
+        await sdk.execute("PRAGMA journal_mode = WAL")
+        await sdk.execute("PRAGMA synchronous = NORMAL")
+        // Takes the exclusive lock now: a second process on this directory fails here, with a clear message.
+        await sdk.execute("BEGIN IMMEDIATE")
+        await sdk.execute("COMMIT")
+      },
+      catch: storeError(`cannot use ${path} (is another boxkit serve using ${directory}?)`)
+    })
+    return LibsqlClient.layer({ liveClient: oneConnection(sdk) })
+  }))
+  return layerOver(`SQLite ${join(resolve(directory), databaseFileName)}`, true).pipe(
+    Layer.provide(client),
+    Layer.mapError((error) => error instanceof StateStoreError ? error : storeError(`SQLite state in ${directory}`)(error))
+  )
+}
+
+/** `postgres://user:password@host:port/database` without its credentials, for people. */
+export const describePostgres = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    return `PostgreSQL ${parsed.host}${parsed.pathname}`
+  } catch {
+    return "PostgreSQL"
+  }
+}
+
+/** Options of the PostgreSQL store. */
+export interface PostgresStateOptions {
+  /** Connections of this instance's pool (default 10). */
+  readonly maxConnections?: number
+}
+
+/**
+ * The state in PostgreSQL at `url` (`postgres://user:password@host:port/database`; the database must exist). Several
+ * instances on one database are one service (SqlWork.ts). Fails with `StateStoreError` when the database refuses
+ * the connection or a migration fails.
+ */
+export const layerPostgres = (
+  url: Redacted.Redacted<string>,
+  options: PostgresStateOptions = {}
+): Layer.Layer<StateStore, StateStoreError, LocalServiceConfig> =>
+  layerOver(describePostgres(Redacted.value(url)), false).pipe(
+    Layer.provide(PgClient.layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "boxkit" })),
+    Layer.mapError((error) => error instanceof StateStoreError ? error : storeError("PostgreSQL state")(error))
+  )
