@@ -235,8 +235,14 @@ export const verify = async (
   let unansweredRetried = 0
   for (const key of acknowledged.unanswered) {
     const index = Number(key.slice(`${prefix}-key-`.length))
-    const retried = await send(url, "/v1/boxes", { method: "POST", body: createBody(prefix, index), headers: { "idempotency-key": key } })
-    if (retried.status !== 201) throw new Error(`retried create ${key} answered ${retried.status} ${JSON.stringify(retried.json)}`)
+    // As a client retries: an answer "still in flight" (the key's running owner is not yet known to be gone: another
+    // instance's heartbeat is recent) is retried until the key is taken over.
+    let retried: Answer | undefined
+    await waitFor(async () => {
+      retried = await send(url, "/v1/boxes", { method: "POST", body: createBody(prefix, index), headers: { "idempotency-key": key } })
+      return retried.json?.error?.code !== "idempotent_request_in_flight"
+    }, `the key ${key} to be taken over`)
+    if (retried!.status !== 201) throw new Error(`retried create ${key} answered ${retried!.status} ${JSON.stringify(retried!.json)}`)
     unansweredRetried++
   }
   const state = await send(url, "/_local/state")

