@@ -5,8 +5,9 @@
  *
  * SQLite runs in WAL mode with `synchronous=NORMAL`: a write is in the database file's log when its statement returns,
  * so it survives the process being killed at any point (the crash tests); only the last writes before a power loss
- * of the machine may go. The database holds the one connection of this process (`locking_mode=EXCLUSIVE`): a second
- * `serve` on the same directory is refused at start.
+ * of the machine may go. One service uses a directory at a time: it holds `serve.lock` (its process id) while it
+ * runs, and a second service on the same directory is refused at start; a lock whose process is gone (killed) is
+ * taken over.
  *
  * Source: docs/ASSUMPTIONS.md "Durable state".
  *
@@ -18,7 +19,7 @@ import { PgClient } from "@effect/sql-pg"
 import type * as Libsql from "@libsql/client"
 import { createClient } from "@libsql/client"
 import { Effect, Layer, Redacted } from "effect"
-import { mkdirSync } from "node:fs"
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { LocalServiceConfig } from "../../LocalServiceConfig.js"
 import { type StateStore, StateLocation, StateStoreError } from "../StateStore.js"
@@ -40,6 +41,9 @@ import { numberOf } from "./Rows.js"
 
 /** The file of the SQLite database in a data directory. */
 export const databaseFileName = "boxkit.db"
+
+/** The lock file of a data directory: the process id of the service using it. */
+export const lockFileName = "serve.lock"
 
 /** The name of the migrations table. */
 const migrationsTable = "effect_sql_migrations"
@@ -162,6 +166,10 @@ export const layerSqlite = (
       try: () => mkdirSync(resolve(directory), { recursive: true, mode: 0o700 }),
       catch: storeError(`cannot create the data directory ${directory}`)
     })
+    yield* Effect.acquireRelease(
+      Effect.try({ try: () => lockDirectory(resolve(directory)), catch: (error) => error as StateStoreError }),
+      (unlock) => Effect.sync(unlock)
+    )
     const sdk = yield* Effect.acquireRelease(
       Effect.try({
         try: () => createClient({ url: `file:${path}` }),
@@ -171,15 +179,11 @@ export const layerSqlite = (
     )
     yield* Effect.tryPromise({
       try: async () => {
-        await sdk.execute("PRAGMA busy_timeout = 2000")
-        await sdk.execute("PRAGMA locking_mode = EXCLUSIVE")
+        await sdk.execute("PRAGMA busy_timeout = 5000")
         await sdk.execute("PRAGMA journal_mode = WAL")
         await sdk.execute("PRAGMA synchronous = NORMAL")
-        // Takes the exclusive lock now: a second process on this directory fails here, with a clear message.
-        await sdk.execute("BEGIN IMMEDIATE")
-        await sdk.execute("COMMIT")
       },
-      catch: storeError(`cannot use ${path} (is another boxkit serve using ${directory}?)`)
+      catch: storeError(`cannot use ${path}`)
     })
     return LibsqlClient.layer({ liveClient: oneConnection(sdk) })
   }))
@@ -187,6 +191,53 @@ export const layerSqlite = (
     Layer.provide(client),
     Layer.mapError((error) => error instanceof StateStoreError ? error : storeError(`SQLite state in ${directory}`)(error))
   )
+}
+
+/** The directories this process holds (a service of this process may be stopped and another started). */
+const heldHere = new Set<string>()
+
+/** True when a process with this id runs (signal 0 checks without sending anything). */
+const processRuns = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * Takes `directory/serve.lock` for this process (created exclusively; a lock left by a process that is gone, or by
+ * this process for a service that stopped, is taken over). Throws `StateStoreError` when a running service holds
+ * it. Returns the release.
+ */
+const lockDirectory = (directory: string): () => void => {
+  const path = join(directory, lockFileName)
+  if (heldHere.has(directory)) {
+    throw new StateStoreError({ message: `${directory} is in use by another boxkit serve (in this process)` })
+  }
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      writeFileSync(path, `${process.pid}\n`, { flag: "wx", mode: 0o600 })
+      heldHere.add(directory)
+      return () => {
+        heldHere.delete(directory)
+        rmSync(path, { force: true })
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+        throw new StateStoreError({ message: `cannot lock ${directory}: ${(error as Error).message}` })
+      }
+      const holder = Number.parseInt(readFileSync(path, "utf8"), 10)
+      if (Number.isInteger(holder) && holder !== process.pid && processRuns(holder)) {
+        throw new StateStoreError({
+          message: `${directory} is in use by another boxkit serve (process ${holder}; ${path})`
+        })
+      }
+      rmSync(path, { force: true })
+    }
+  }
+  throw new StateStoreError({ message: `cannot lock ${directory}: ${path} keeps coming back` })
 }
 
 /** `postgres://user:password@host:port/database` without its credentials, for people. */
