@@ -22,6 +22,12 @@ export default defineConfig({
         extends: true,
         test: { name: "platform", include: serverFacing, env: { BOXKIT_TEST_SERVER: "platform" } }
       },
+      // The conformance suites once more with the state in SQLite (a fresh data directory per service): the durable
+      // store answers as the in-memory one does (test/durability has the restart and crash tests).
+      {
+        extends: true,
+        test: { name: "sqlite", include: ["test/conformance/**/*.test.ts"], env: { BOXKIT_TEST_STATE: "sqlite" } }
+      },
       // The client's behaviour under hostile networks over the stock HttpClient (NodeHttpClient.layerUndici) too.
       {
         extends: true,

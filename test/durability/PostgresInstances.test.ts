@@ -1,0 +1,119 @@
+/**
+ * Two local services on one PostgreSQL database are one service (issue 13; docs/ASSUMPTIONS.md "Durable state"):
+ * a record written on one is read on the other, concurrent first uses of one idempotency key on both make one box,
+ * a key running on one is in flight on the other, the runtime version raised on one applies on the other, and a
+ * lifetime expiry happens once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Duration, ManagedRuntime, Redacted, Schema } from "effect"
+import * as DemoSeed from "../../src/Server/state/DemoSeed.js"
+import * as LocalService from "../../src/Server/LocalService.js"
+import type { LocalServiceSettings } from "../../src/Server/LocalServiceConfig.js"
+import * as Seed from "../../src/Server/state/Seed.js"
+import * as SqlState from "../../src/Server/state/sql/SqlState.js"
+import * as Postgres from "../support/Postgres.js"
+import * as Crash from "./support/Crash.js"
+
+const seed = Schema.decodeUnknownSync(Seed.Seed)(DemoSeed.example)
+
+let server: Postgres.TestDatabase
+let pair: ReadonlyArray<{ runtime: ManagedRuntime.ManagedRuntime<unknown, unknown>; url: URL }>
+
+const start = async (databaseUrl: string, settings: Partial<LocalServiceSettings>) => {
+  const runtime = ManagedRuntime.make(LocalService.layerNode(seed, {
+    state: SqlState.layerPostgres(Redacted.make(databaseUrl)),
+    settings
+  }))
+  const baseUrl = await runtime.runPromise(LocalService.baseUrl)
+  return { runtime: runtime as ManagedRuntime.ManagedRuntime<unknown, unknown>, url: new URL(baseUrl.replace(/\/v1$/, "")) }
+}
+
+beforeAll(async () => {
+  server = await Postgres.startTestDatabase()
+  const databaseUrl = await Postgres.createDatabase(server, "instances")
+  // Both start at once: the migrations and the seed run once between them.
+  const settings = { instanceTimeout: Duration.seconds(2), bootDelay: Duration.millis(50) }
+  pair = await Promise.all([start(databaseUrl, settings), start(databaseUrl, settings)])
+}, 180_000)
+
+afterAll(async () => {
+  for (const service of pair ?? []) await service.runtime.dispose()
+  await server?.stop()
+}, 120_000)
+
+describe("two services on one PostgreSQL database", () => {
+  it("started together, they seed the database once", async () => {
+    const state = await Crash.send(pair[0].url, "/_local/state")
+    const ids = (state.json.organizations as Array<{ id: string }>).map((organization) => organization.id)
+    expect(ids.length).toBe(seed.organizations.length)
+    expect((state.json.apps as Array<unknown>).length).toBe(seed.apps.length)
+  })
+
+  it("a record written on one is read on the other", async () => {
+    expect((await Crash.send(pair[0].url, "/v1/secrets", { method: "POST", body: { name: "SHARED", value: "v" } })).status)
+      .toBe(201)
+    expect((await Crash.send(pair[1].url, "/v1/secrets/SHARED")).status).toBe(200)
+    const minted = await Crash.send(pair[1].url, "/v1/apps/find", { method: "POST", body: { name: "minted-on-b", mint_if_missing: true } })
+    const found = await Crash.send(pair[0].url, "/v1/apps/find", { method: "POST", body: { name: "minted-on-b" } })
+    expect(found.json.app_id).toBe(minted.json.app_id)
+  })
+
+  it("concurrent first uses of one key on both make one box; a replay on either gets it", async () => {
+    for (let round = 0; round < 10; round++) {
+      const key = `shared-key-${round}`
+      const send = (index: number) =>
+        Crash.send(pair[index].url, "/v1/boxes", {
+          method: "POST",
+          body: Crash.createBody("shared", round),
+          headers: { "idempotency-key": key }
+        })
+      const answers = await Promise.all([send(0), send(1), send(0), send(1)])
+      const made = answers.filter((answer) => answer.status === 201)
+      // The others were told the key is in flight; none made a second box.
+      for (const answer of answers) {
+        if (answer.status !== 201) expect(answer.json.error.code).toBe("idempotent_request_in_flight")
+      }
+      expect(new Set(made.map((answer) => answer.json.box_id)).size).toBe(1)
+      const replay = await send(1)
+      expect(replay.headers["idempotent-replayed"]).toBe("true")
+      expect(replay.json.box_id).toBe(made[0].json.box_id)
+    }
+    const state = await Crash.send(pair[0].url, "/_local/state")
+    const shared = (state.json.boxes as Array<{ name: string }>).filter((box) => box.name.startsWith("shared-"))
+    expect(shared.length).toBe(10)
+  })
+
+  it("the runtime version raised on one applies to boots on the other", async () => {
+    expect((await Crash.send(pair[0].url, "/_local/runtime", { method: "POST", body: { guest_schema_version: 7 } })).status)
+      .toBe(200)
+    const created = await Crash.send(pair[1].url, "/v1/boxes", { method: "POST", body: Crash.createBody("versioned", 0) })
+    await Crash.waitFor(async () => (await Crash.send(pair[1].url, `/v1/boxes/${created.json.box_id}`)).json.status === "running", "running")
+    expect((await Crash.send(pair[0].url, `/v1/boxes/${created.json.box_id}`)).json.guest_schema_version).toBe(7)
+  })
+
+  it("a box whose lifetime ran out is terminated once, whichever instance finds it", async () => {
+    const created = await Crash.send(pair[0].url, "/v1/boxes", {
+      method: "POST",
+      body: { ...Crash.createBody("mortal", 0), max_lifetime_seconds: 1, ingress_ports: [{ guest_port: 9000, protocol: "tcp" }] }
+    })
+    expect(created.status).toBe(201)
+    const addressOf = async (answer: Crash.Answer) =>
+      (await Crash.send(pair[0].url, `/v1/boxes/${answer.json.box_id}`)).json.listeners[0].address as string
+    const address = await addressOf(created)
+    await Crash.waitFor(
+      async () => (await Crash.send(pair[1].url, `/v1/boxes/${created.json.box_id}`)).json.status === "terminated",
+      "the box to be terminated"
+    )
+    // Its tcp address went back to the organization's pool once, not twice.
+    const again = await Crash.send(pair[1].url, "/v1/boxes", {
+      method: "POST",
+      body: { ...Crash.createBody("heir", 0), ingress_ports: [{ guest_port: 9000, protocol: "tcp" }] }
+    })
+    const other = await Crash.send(pair[0].url, "/v1/boxes", {
+      method: "POST",
+      body: { ...Crash.createBody("heir-2", 0), ingress_ports: [{ guest_port: 9000, protocol: "tcp" }] }
+    })
+    const heirs = [await addressOf(again), await addressOf(other)]
+    expect(heirs.filter((taken) => taken === address).length).toBe(1)
+  })
+})
