@@ -10,6 +10,9 @@
  * service holds per key is then told apart from what any run of that many requests leaves behind in the process
  * (V8's young generation grown to its maximum, code optimized, allocator pages).
  *
+ * The measurement itself ({@link createKeys}) is shared with section 6 (Durability.ts), which runs it against
+ * `boxkit serve --data-dir`.
+ *
  * Source: issue 6, part 5; spec Limits ("Idempotency-Key ... remembered at least 24 hours").
  *
  * @since 0.1.0
@@ -23,9 +26,12 @@ import * as Proc from "./Proc.js"
 import * as Scenarios from "./Scenarios.js"
 import type { BenchSettings } from "./Settings.js"
 
-/** The results of section 5. Memory in bytes, time in milliseconds. */
-export interface MemoryResults {
-  /** Box creations asked for, how many were answered 201, and whether the time cap stopped them early. */
+/**
+ * What {@link createKeys} measured on one service: box creations asked for, how many were answered 201, whether the
+ * time cap stopped them early, the keys the service remembers, and its RSS before and after. Memory in bytes, time
+ * in milliseconds.
+ */
+export interface KeysResults {
   readonly keys: number
   readonly created: number
   readonly stoppedByTimeCap: boolean
@@ -39,6 +45,10 @@ export interface MemoryResults {
   readonly peakRssBytes: number
   /** (rssBytes - idleRssBytes) / created. */
   readonly bytesPerKey: number
+}
+
+/** The results of section 5. Memory in bytes, time in milliseconds. */
+export interface MemoryResults extends KeysResults {
   /** The load floor: RSS of another fresh service after as many replays of one key (nothing remembered). */
   readonly floorRssBytes: number
   /** Replays of the floor run answered with the remembered answer. */
@@ -53,13 +63,59 @@ const settle = (millis: number) => Effect.promise(() => new Promise((resolve) =>
 
 const rssOf = (server: Child.ServerProcess) => Proc.readMemory(server.servingPid) ?? { rssBytes: Number.NaN, peakRssBytes: Number.NaN }
 
-/** Measures the baseline at rest, then the service before and after `settings.idempotencyKeys` creations. */
+/** The baseline: the RSS of the raw node:http server (its own child process) at rest, 1 s after it listens. */
+export const baselineRss: Effect.Effect<number, Child.ChildError> = Effect.scoped(Effect.gen(function*() {
+  const raw = yield* Child.spawnServer({ label: "raw node:http", args: Scenarios.baselineArgs() })
+  yield* settle(1000)
+  return rssOf(raw).rssBytes
+}))
+
+/**
+ * The measurement itself, on a freshly started service (in memory or durable): its RSS at rest (1 s after start),
+ * `settings.idempotencyKeys` box creations with distinct keys at `settings.concurrency` (stopped after `maxSeconds`),
+ * its RSS and peak 2 s after the last answer, then `idempotency_keys` from `GET /_local/state`. Also returns the id
+ * of one box it created (the last one the state lists), for a later read.
+ */
+export const createKeys = Effect.fn("Memory.createKeys")(function*(
+  settings: BenchSettings,
+  server: Child.ServerProcess,
+  maxSeconds: number = settings.idempotencyMaxSeconds
+) {
+  yield* settle(1000)
+  const idle = rssOf(server)
+  yield* Console.error(`  creating ${settings.idempotencyKeys} boxes with distinct Idempotency-Keys (${server.label})`)
+  const start = performance.now()
+  const result = yield* Load.autocannonRun(server.origin, Scenarios.createBox, {
+    connections: settings.concurrency,
+    amount: settings.idempotencyKeys,
+    stopAfterSeconds: maxSeconds
+  })
+  const createMs = performance.now() - start
+  yield* settle(2000)
+  const after = rssOf(server)
+  const state = yield* Effect.promise(async () => {
+    const response = await request(`${server.origin}/_local/state`)
+    return (await response.body.json()) as { idempotency_keys?: number; boxes?: ReadonlyArray<{ id?: string }> }
+  })
+  const created = result.statusCodeStats["201"]?.count ?? 0
+  const figures: KeysResults = {
+    keys: settings.idempotencyKeys,
+    created,
+    stoppedByTimeCap: result.requests.sent < settings.idempotencyKeys,
+    timeCapSeconds: maxSeconds,
+    rememberedKeys: state.idempotency_keys ?? Number.NaN,
+    createMs,
+    idleRssBytes: idle.rssBytes,
+    rssBytes: after.rssBytes,
+    peakRssBytes: after.peakRssBytes,
+    bytesPerKey: (after.rssBytes - idle.rssBytes) / Math.max(1, created)
+  }
+  return { figures, boxId: state.boxes?.at(-1)?.id }
+})
+
+/** Measures the baseline at rest, the load floor, then the service (in memory) before and after the creations. */
 export const run = Effect.fn("Memory.run")(function*(settings: BenchSettings) {
-  const baselineRssBytes = yield* Effect.scoped(Effect.gen(function*() {
-    const raw = yield* Child.spawnServer({ label: "raw node:http", args: Scenarios.baselineArgs() })
-    yield* settle(1000)
-    return rssOf(raw).rssBytes
-  }))
+  const baselineRssBytes = yield* baselineRss
   const floor = yield* Effect.scoped(Effect.gen(function*() {
     const server = yield* Child.spawnServer({ label: "boxkit serve (load floor)", args: Scenarios.serviceArgs() })
     yield* settle(1000)
@@ -75,37 +131,12 @@ export const run = Effect.fn("Memory.run")(function*(settings: BenchSettings) {
   }))
   return yield* Effect.scoped(Effect.gen(function*() {
     const server = yield* Child.spawnServer({ label: "boxkit serve", args: Scenarios.serviceArgs() })
-    yield* settle(1000)
-    const idle = rssOf(server)
-    yield* Console.error(`  creating ${settings.idempotencyKeys} boxes with distinct Idempotency-Keys`)
-    const start = performance.now()
-    const result = yield* Load.autocannonRun(server.origin, Scenarios.createBox, {
-      connections: settings.concurrency,
-      amount: settings.idempotencyKeys,
-      stopAfterSeconds: settings.idempotencyMaxSeconds
-    })
-    const createMs = performance.now() - start
-    yield* settle(2000)
-    const after = rssOf(server)
-    const state = yield* Effect.promise(async () => {
-      const response = await request(`${server.origin}/_local/state`)
-      return (await response.body.json()) as { idempotency_keys?: number }
-    })
-    const created = result.statusCodeStats["201"]?.count ?? 0
+    const { figures } = yield* createKeys(settings, server)
     return {
-      keys: settings.idempotencyKeys,
-      created,
-      stoppedByTimeCap: result.requests.sent < settings.idempotencyKeys,
-      timeCapSeconds: settings.idempotencyMaxSeconds,
-      rememberedKeys: state.idempotency_keys ?? Number.NaN,
-      createMs,
-      idleRssBytes: idle.rssBytes,
-      rssBytes: after.rssBytes,
-      peakRssBytes: after.peakRssBytes,
-      bytesPerKey: (after.rssBytes - idle.rssBytes) / Math.max(1, created),
+      ...figures,
       floorRssBytes: floor.rssBytes,
       floorReplays: floor.replays,
-      bytesPerKeyAboveFloor: (after.rssBytes - floor.rssBytes) / Math.max(1, created),
+      bytesPerKeyAboveFloor: (figures.rssBytes - floor.rssBytes) / Math.max(1, figures.created),
       baselineRssBytes
     } satisfies MemoryResults
   }))

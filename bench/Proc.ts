@@ -109,3 +109,45 @@ export const readMemory = (pid: number): Memory | undefined => {
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN)
   return { rssBytes: kib("VmRSS") * 1024, peakRssBytes: kib("VmHWM") * 1024 }
 }
+
+/** The arguments of `pid` (`/proc/<pid>/cmdline`); `undefined` when the process is gone. */
+export const commandLine = (pid: number): ReadonlyArray<string> | undefined =>
+  readProcFile(pid, "cmdline")?.split("\0").filter((arg) => arg !== "")
+
+/** The live processes whose arguments satisfy `predicate` (e.g. a PostgreSQL server by its `-p PORT`). */
+export const findProcesses = (predicate: (args: ReadonlyArray<string>, stat: ProcStat) => boolean): Array<ProcStat> => {
+  const found: Array<ProcStat> = []
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    const stat = readStat(Number(entry))
+    if (stat === undefined || stat.state === "Z" || stat.state === "X") continue
+    const args = commandLine(stat.pid)
+    if (args !== undefined && predicate(args, stat)) found.push(stat)
+  }
+  return found
+}
+
+/**
+ * CPU time of a process and all its live descendants so far, in clock ticks (e.g. a PostgreSQL server and its
+ * backends, which are not in a process group of ours).
+ */
+export const treeCpuTicks = (pid: number): number => {
+  const all: Array<ProcStat> = []
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    const stat = readStat(Number(entry))
+    if (stat !== undefined && stat.state !== "Z" && stat.state !== "X") all.push(stat)
+  }
+  const children = new Map<number, Array<ProcStat>>()
+  for (const stat of all) children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), stat])
+  const self = all.find((stat) => stat.pid === pid)
+  if (self === undefined) return 0
+  let ticks = 0
+  const pending = [self]
+  while (pending.length > 0) {
+    const next = pending.pop()!
+    ticks += next.utime + next.stime
+    pending.push(...(children.get(next.pid) ?? []))
+  }
+  return ticks
+}

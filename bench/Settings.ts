@@ -14,7 +14,7 @@ import { join } from "node:path"
 import { outDir, root } from "./Child.js"
 
 /** The sections of the suite, in the order they run. */
-export const sections = ["coldStart", "throughput", "client", "webhooks", "memory"] as const
+export const sections = ["coldStart", "throughput", "client", "webhooks", "memory", "durability"] as const
 /** One section. */
 export type Section = (typeof sections)[number]
 
@@ -40,6 +40,13 @@ export interface BenchSettings {
   readonly idempotencyKeys: number
   /** At most this long for those creations, so the run stays within its time; fewer keys are then reported. */
   readonly idempotencyMaxSeconds: number
+  /**
+   * Section 6: at most this long for the `idempotencyKeys` creations against `boxkit serve --data-dir` (durable
+   * creations are slower than in memory); fewer keys and boxes are then reported.
+   */
+  readonly durableKeysMaxSeconds: number
+  /** Section 6: starts per variant of the restart figure (the median is reported). */
+  readonly restarts: number
   /** Spawns per cold-start variant (the median is reported). */
   readonly coldStarts: number
   /** No new cold-start round begins after this long (so fewer spawns are made on a slow machine). */
@@ -59,6 +66,8 @@ export const full: Omit<BenchSettings, "sections"> = {
   webhookMaxSeconds: 100,
   idempotencyKeys: 100_000,
   idempotencyMaxSeconds: 100,
+  durableKeysMaxSeconds: 150,
+  restarts: 5,
   coldStarts: 10,
   coldStartMaxSeconds: 100,
   markdownPath: join(root, "BENCHMARKS.md"),
@@ -75,6 +84,8 @@ export const quick: Omit<BenchSettings, "sections"> = {
   webhookMaxSeconds: 40,
   idempotencyKeys: 10_000,
   idempotencyMaxSeconds: 40,
+  durableKeysMaxSeconds: 40,
+  restarts: 2,
   coldStarts: 3,
   coldStartMaxSeconds: 40,
   markdownPath: join(outDir, "BENCHMARKS.quick.md"),

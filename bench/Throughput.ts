@@ -42,13 +42,18 @@ export const once = (origin: string, spec: Load.LoadSpec) =>
     return { status: response.statusCode, headers: response.headers }
   })
 
-const shape = (settings: BenchSettings): Load.LoadShape => ({
+/** The load of every measured run: `settings.concurrency` connections, the warm-up, then the measured duration. */
+export const shape = (settings: BenchSettings): Load.LoadShape => ({
   connections: settings.concurrency,
   warmupSeconds: settings.warmupSeconds,
   durationSeconds: settings.durationSeconds
 })
 
-const runOne = (
+/**
+ * One scenario against a fresh server `node ARGS` (stopped at the end): optionally primed, then {@link Load.measure}d
+ * with {@link shape}. Also used by section 6 (Durability.ts) for the durable create-box run.
+ */
+export const runOne = (
   settings: BenchSettings,
   label: string,
   args: ReadonlyArray<string>,

@@ -14,6 +14,11 @@
 export * as LocalService from "./Server/LocalService.js"
 /** Settings of the local box service (caps, lifetimes, faults). @since 0.1.0 */
 export * as LocalServiceConfig from "./Server/LocalServiceConfig.js"
+/**
+ * Where the local service keeps its state (in memory by default); the durable stores are in `boxkit/SqlState`
+ * (SQLite, PostgreSQL), their own entry point so that the SQL clients load only when used. @since 0.1.0
+ */
+export * as StateStore from "./Server/state/StateStore.js"
 /** The seed file format of the local box service. @since 0.1.0 */
 export * as Seed from "./Server/state/Seed.js"
 /** The example seed (`org_acme`, keys `sk_acme_org`, `sk_acme_ada`, ...). @since 0.1.0 */

@@ -113,7 +113,15 @@ describe("the installed package", { timeout: 240_000 }, () => {
       expect(existsSync(join(project, "node_modules", tool)), tool).toBe(false)
     }
     const footprint = kilobytes(join(project, "node_modules")) - kilobytes(join(project, "node_modules", "@types"))
-    const peers = ["effect", "@effect/platform", "@effect/platform-node", "@effect/experimental"].map((name) =>
+    const peers = [
+      "effect",
+      "@effect/platform",
+      "@effect/platform-node",
+      "@effect/experimental",
+      "@effect/sql",
+      "@effect/sql-libsql",
+      "@effect/sql-pg"
+    ].map((name) =>
       `${name} ${JSON.parse(readFileSync(join(project, "node_modules", name, "package.json"), "utf8")).version}`
     )
     console.log(`peers installed: ${peers.join(", ")}`)
@@ -180,6 +188,47 @@ describe("the installed package", { timeout: 240_000 }, () => {
     expect((await bundle("quickstart.mjs")).filter((input) => local.test(input)).length).toBeGreaterThan(10)
     const size = statSync(join(project, "out", "client-only.mjs.js")).size
     console.log(`client-only bundle: ${(size / 1024).toFixed(0)} KiB minified, ${clientOnly.length} modules`)
+  })
+
+  it("serves with --data-dir from the installed package, and the state outlives a restart", async () => {
+    const boxkit = join(project, "node_modules", ".bin", "boxkit")
+    const directory = join(work, "data")
+    const serve = () =>
+      new Promise<{ stop: () => Promise<void>; origin: string; output: () => string }>((resolve, reject) => {
+        const child = spawn(boxkit, ["serve", "--port", "0", "--data-dir", directory], { cwd: project, stdio: ["ignore", "pipe", "pipe"] })
+        let output = ""
+        const exited = new Promise<void>((done) => child.on("exit", () => done()))
+        const collect = (chunk: Buffer) => {
+          output += chunk.toString()
+          const listening = /listening on (http:\/\/\S+)\/v1/.exec(output)
+          if (listening !== null && /^state: .*\n/m.test(output)) {
+            resolve({ origin: listening[1], output: () => output, stop: () => (child.kill("SIGTERM"), exited) })
+          }
+        }
+        child.stdout.on("data", collect)
+        child.stderr.on("data", collect)
+        child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${output}`)))
+      })
+    const find = (origin: string, body: unknown) =>
+      fetch(`${origin}/v1/apps/find`, {
+        method: "POST",
+        headers: { authorization: "Bearer sk_acme_org", "content-type": "application/json" },
+        body: JSON.stringify(body)
+      }).then(async (response) => ({ status: response.status, json: await response.json() as { app_id?: string } }))
+    const first = await serve()
+    expect(first.output()).toContain("state: SQLite")
+    const minted = await find(first.origin, { name: "kept-app", mint_if_missing: true })
+    expect(minted.status).toBe(200)
+    await first.stop()
+    const second = await serve()
+    try {
+      expect(second.output()).toContain("(existing")
+      const found = await find(second.origin, { name: "kept-app" })
+      expect(found.status).toBe(200)
+      expect(found.json.app_id).toBe(minted.json.app_id)
+    } finally {
+      await second.stop()
+    }
   })
 
   it("runs the installed command from a read-only install, as a user who does not own it", async () => {

