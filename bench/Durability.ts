@@ -240,7 +240,8 @@ const keysAndRestart = (settings: BenchSettings) =>
       const taken = samples[index]
       return {
         label: variant.label,
-        command: taken[0]?.command ?? "",
+        // The temporary directory's name changes every run.
+        command: (taken[0]?.command ?? "").replace(/\S*boxkit-bench-[^/\s]+/g, "$TMPDIR/boxkit-bench-XXXXXX"),
         samplesMs: taken.map((sample) => sample.totalMs),
         medianMs: Stats.median(taken.map((sample) => sample.totalMs)),
         medianListeningMs: Stats.median(taken.map((sample) => sample.listeningMs)),

@@ -11,8 +11,10 @@
  */
 import type { ClientResults, ClientRun } from "./ClientOverhead.js"
 import type { ColdStartResults } from "./ColdStart.js"
+import type { DurabilityResults, InstancesRun, StartVariant } from "./Durability.js"
 import type { MachineInfo } from "./Machine.js"
-import type { MemoryResults } from "./Memory.js"
+import type { KeysResults, MemoryResults } from "./Memory.js"
+import * as Scenarios from "./Scenarios.js"
 import type { BenchSettings } from "./Settings.js"
 import * as Stats from "./Stats.js"
 import type { ScenarioResult, ThroughputResults } from "./Throughput.js"
@@ -43,10 +45,11 @@ export interface Results {
   readonly client?: ClientResults
   readonly webhooks?: WebhookResults
   readonly memory?: MemoryResults
+  readonly durability?: DurabilityResults
   readonly budgets: ReadonlyArray<Budget>
 }
 
-/** Budgets of issue 6. */
+/** Budgets of issue 6, and of the durable-state issue (section 6). */
 export const limits = {
   appsFindRatio: 0.3,
   clientRatio: 0.5,
@@ -54,7 +57,14 @@ export const limits = {
   webhooks: 10_000,
   webhookMs: 10_000,
   idempotencyKeys: 100_000,
-  rssBytes: 150_000_000
+  rssBytes: 150_000_000,
+  /** Durable create-box throughput (SQLite, WAL) over the in-memory one. */
+  durableCreateRatio: 0.5,
+  /** Restart with `restartBoxes` boxes in the data dir: spawn to first answer. */
+  restartMs: 1000,
+  restartBoxes: 100_000,
+  /** apps/find of two instances on one PostgreSQL database over one instance. */
+  postgresPairRatio: 1.3
 } as const
 
 const fmt = (value: number, digits = 0): string =>
@@ -118,22 +128,86 @@ export const budgets = (results: Omit<Results, "budgets">): Array<Budget> => {
   }
   const memory = results.memory
   if (memory !== undefined) {
-    const full = memory.keys === limits.idempotencyKeys && !memory.stoppedByTimeCap
-    const ok = memory.stoppedByTimeCap
-      ? memory.rememberedKeys >= memory.created
-      : memory.created === memory.keys && memory.rememberedKeys >= memory.keys
-    const over = memory.rssBytes > limits.rssBytes
-    const why = memory.stoppedByTimeCap
-      ? `stopped by the ${memory.timeCapSeconds} s time cap after ${fmt(memory.created)} keys`
-      : `quick run: ${fmt(memory.keys)} keys, not the budget's ${fmt(limits.idempotencyKeys)}`
+    lines.push(keysBudget(memory, `${fmt(limits.idempotencyKeys)} idempotency keys in <= ${limits.rssBytes / 1e6} MB RSS`, ""))
+  }
+  const durability = results.durability
+  if (durability !== undefined) lines.push(...durabilityBudgets(durability, results.memory))
+  return lines
+}
+
+/**
+ * The keys budget (sections 5 and 6): decided on the full key count only, unless the RSS is already over the budget
+ * with fewer keys (a quick run, or creations stopped by the time cap).
+ */
+const keysBudget = (keys: KeysResults, budget: string, beside: string): Budget => {
+  const full = keys.keys === limits.idempotencyKeys && !keys.stoppedByTimeCap
+  const ok = keys.stoppedByTimeCap
+    ? keys.rememberedKeys >= keys.created
+    : keys.created === keys.keys && keys.rememberedKeys >= keys.keys
+  const over = keys.rssBytes > limits.rssBytes
+  const why = keys.stoppedByTimeCap
+    ? `stopped by the ${keys.timeCapSeconds} s time cap after ${fmt(keys.created)} keys`
+    : `quick run: ${fmt(keys.keys)} keys, not the budget's ${fmt(limits.idempotencyKeys)}`
+  return {
+    budget,
+    measured: `${mb(keys.rssBytes)} MB with ${fmt(keys.rememberedKeys)} keys remembered${beside}`,
+    // With fewer keys the budget is decided only when the RSS is already over it.
+    pass: !ok ? false : full ? !over : over ? false : null,
+    ...(full ? {} : { note: over ? `${why}, already over the budget` : why })
+  }
+}
+
+const instancesClean = (run: InstancesRun): boolean => run.instances.every(clean)
+
+/** The four budgets of section 6. `memory`: section 5 of the same run, when it ran. */
+const durabilityBudgets = (results: DurabilityResults, memory: MemoryResults | undefined): Array<Budget> => {
+  const lines: Array<Budget> = []
+  const keys = results.keys
+  const beside = memory !== undefined
+    ? ` (in memory, section 5: ${mb(memory.rssBytes)} MB, ${times(Stats.ratio(keys.rssBytes, memory.rssBytes))})`
+    : ` (${times(Stats.ratio(keys.rssBytes, keys.baselineRssBytes))} the raw node:http server at rest)`
+  lines.push(keysBudget(keys, `${fmt(limits.idempotencyKeys)} idempotency keys in <= ${limits.rssBytes / 1e6} MB RSS, durable (serve --data-dir)`, beside))
+
+  const { memory: inMemory, durable } = results.throughput
+  const createRatio = Stats.ratio(durable.requestsPerSecond, inMemory.requestsPerSecond)
+  const createValid = clean(durable) && clean(inMemory)
+  lines.push({
+    budget: `idempotent create-box durable (SQLite, WAL) >= ${limits.durableCreateRatio}x in memory`,
+    measured: `${times(createRatio)} (${fmt(durable.requestsPerSecond)} vs ${fmt(inMemory.requestsPerSecond)} req/s; server CPU ` +
+      `${fmt(durable.serverCpuMicrosPerRequest)} vs ${fmt(inMemory.serverCpuMicrosPerRequest)} µs/req)`,
+    pass: createValid ? createRatio >= limits.durableCreateRatio : false,
+    ...(createValid ? {} : { note: "a run had errors or unexpected statuses" })
+  })
+
+  const restart = results.restart
+  const judged = restart.variants.find((variant) => variant.budget)
+  if (judged !== undefined) {
+    const full = restart.boxes >= limits.restartBoxes
+    const readsOk = (judged.boxReadStatuses ?? []).every((status) => status === 200) && judged.existingState === true
+    const over = judged.medianMs > limits.restartMs
     lines.push({
-      budget: `${fmt(limits.idempotencyKeys)} idempotency keys in <= ${limits.rssBytes / 1e6} MB RSS`,
-      measured: `${mb(memory.rssBytes)} MB with ${fmt(memory.rememberedKeys)} keys remembered`,
-      // With fewer keys the budget is decided only when the RSS is already over it.
-      pass: !ok ? false : full ? !over : over ? false : null,
-      ...(full ? {} : { note: over ? `${why}, already over the budget` : why })
+      budget: `restart with ${fmt(limits.restartBoxes)} boxes in the data dir: first answer <= ${fmt(limits.restartMs)} ms`,
+      measured: `${fmt(judged.medianMs)} ms median of ${judged.samplesMs.length} (first ${fmt(judged.samplesMs[0] ?? Number.NaN)} ms) ` +
+        `with ${fmt(restart.boxes)} boxes, ${times(Stats.ratio(judged.medianMs, restart.baseline.medianMs))} an empty in-memory start ` +
+        `(${fmt(restart.baseline.medianMs)} ms); box read back: ${(judged.boxReadStatuses ?? []).join(", ")}`,
+      pass: !readsOk ? false : full ? !over : over ? false : null,
+      ...(!readsOk
+        ? { note: "a restart did not find the state (box read not 200, or no `existing` state line)" }
+        : full
+        ? {}
+        : { note: `${fmt(restart.boxes)} boxes, not the budget's ${fmt(limits.restartBoxes)}${over ? ", already over the budget" : ""}` })
     })
   }
+
+  const { one, pair } = results.postgres
+  const pairRatio = Stats.ratio(pair.requestsPerSecond, one.requestsPerSecond)
+  const pairValid = instancesClean(one) && instancesClean(pair)
+  lines.push({
+    budget: `two instances on PostgreSQL: apps/find of the pair >= ${limits.postgresPairRatio}x one instance`,
+    measured: `${times(pairRatio)} (${fmt(pair.requestsPerSecond)} vs ${fmt(one.requestsPerSecond)} req/s)`,
+    pass: pairValid ? pairRatio >= limits.postgresPairRatio : false,
+    ...(pairValid ? {} : { note: "a run had errors or unexpected statuses" })
+  })
   return lines
 }
 
@@ -303,6 +377,146 @@ const memorySection = (results: MemoryResults): string =>
     ])
   ].join("\n")
 
+const durabilitySection = (results: DurabilityResults, memory: MemoryResults | undefined, settings: Results["settings"]): string => {
+  const keys = results.keys
+  // Ratio of a keys figure to the same figure in memory (section 5 of this run), when that section ran.
+  const toMemory = (value: number, pick: (figures: MemoryResults) => number) =>
+    memory === undefined ? "" : times(Stats.ratio(value, pick(memory)))
+  const toRaw = (value: number) => times(Stats.ratio(value, keys.baselineRssBytes))
+  const { memory: inMemory, durable } = results.throughput
+  const throughputRow = (label: string, result: ScenarioResult) => [
+    label,
+    fmt(result.requestsPerSecond),
+    times(Stats.ratio(result.requestsPerSecond, inMemory.requestsPerSecond)),
+    fmt(result.latencyP50Ms, 1),
+    fmt(result.latencyP99Ms, 1),
+    times(Stats.ratio(result.latencyP99Ms, inMemory.latencyP99Ms)),
+    fmt(result.serverCpuMicrosPerRequest),
+    times(Stats.ratio(result.serverCpuMicrosPerRequest, inMemory.serverCpuMicrosPerRequest)),
+    mb(result.serverRssBytes),
+    `${statuses(result)}${clean(result) ? "" : " (UNEXPECTED)"}`
+  ]
+  const restart = results.restart
+  const startRow = (variant: StartVariant) => [
+    variant.label,
+    `\`${variant.command}\``,
+    fmt(variant.medianMs),
+    times(Stats.ratio(variant.medianMs, restart.baseline.medianMs)),
+    variant.samplesMs.map((sample) => fmt(sample)).join(", "),
+    fmt(variant.medianListeningMs),
+    fmt(variant.medianStopMs),
+    variant.boxReadStatuses === undefined
+      ? ""
+      : `${variant.boxReadStatuses.join(", ")}${variant.existingState === true ? "; existing state" : "; NOT existing state"}`
+  ]
+  const { one, pair } = results.postgres
+  const instanceRow = (label: string, result: ScenarioResult) => [
+    label,
+    String(result.connections),
+    fmt(result.requestsPerSecond),
+    times(Stats.ratio(result.requestsPerSecond, one.requestsPerSecond)),
+    fmt(result.latencyP50Ms, 1),
+    fmt(result.latencyP99Ms, 1),
+    fmt(result.serverCpuMicrosPerRequest),
+    times(Stats.ratio(result.serverCpuMicrosPerRequest, one.serverCpuMicrosPerRequest)),
+    "",
+    "",
+    `${statuses(result)}${clean(result) ? "" : " (UNEXPECTED)"}`
+  ]
+  const totalRow = (label: string, run: InstancesRun) => [
+    label,
+    String(run.instances.reduce((sum, result) => sum + result.connections, 0)),
+    fmt(run.requestsPerSecond),
+    times(Stats.ratio(run.requestsPerSecond, one.requestsPerSecond)),
+    "",
+    "",
+    fmt(run.serverCpuMicrosPerRequest),
+    times(Stats.ratio(run.serverCpuMicrosPerRequest, one.serverCpuMicrosPerRequest)),
+    fmt(run.postgresCpuMicrosPerRequest),
+    times(Stats.ratio(run.postgresCpuMicrosPerRequest, one.postgresCpuMicrosPerRequest)),
+    instancesClean(run) ? "" : "UNEXPECTED answers"
+  ]
+  return [
+    "## 6. Durable state",
+    "",
+    "The budgets of the durable-state issue. `--data-dir` is always a fresh temporary directory (SQLite, WAL); every " +
+    "server is a fresh child process.",
+    "",
+    "### Idempotency keys in SQLite",
+    "",
+    `The measurement of section 5 against \`boxkit serve --data-dir\`: ${fmt(keys.keys)} box creations (a distinct ` +
+    `\`Idempotency-Key\` each, concurrency ${settings.concurrency}; at most ${keys.timeCapSeconds} s), RSS of the serving ` +
+    "process 2 s after the last answer, then `idempotency_keys` from `GET /_local/state`. " +
+    (memory === undefined
+      ? "Section 5 did not run, so the ratio is to the raw node:http server's RSS at rest only."
+      : "\"÷ in memory\" is the same figure of section 5 (in memory) of this run.") +
+    " The data directory's size and the stop (SIGTERM to exit) are taken after the figures.",
+    "",
+    table(["figure", "value", "÷ in memory (section 5)", "÷ raw node:http at rest"], [
+      [
+        "creations answered 201",
+        `${fmt(keys.created)} of ${fmt(keys.keys)} in ${fmt(keys.createMs)} ms` +
+        (keys.stoppedByTimeCap ? ` (stopped by the ${keys.timeCapSeconds} s time cap)` : ""),
+        toMemory(keys.createMs, (figures) => figures.createMs),
+        ""
+      ],
+      ["idempotency keys remembered", fmt(keys.rememberedKeys), toMemory(keys.rememberedKeys, (figures) => figures.rememberedKeys), ""],
+      ["RSS at rest after start", `${mb(keys.idleRssBytes)} MB`, toMemory(keys.idleRssBytes, (figures) => figures.idleRssBytes), toRaw(keys.idleRssBytes)],
+      ["RSS holding the keys", `${mb(keys.rssBytes)} MB`, toMemory(keys.rssBytes, (figures) => figures.rssBytes), toRaw(keys.rssBytes)],
+      ["peak RSS", `${mb(keys.peakRssBytes)} MB`, toMemory(keys.peakRssBytes, (figures) => figures.peakRssBytes), toRaw(keys.peakRssBytes)],
+      ["RSS growth per key (box + remembered answer)", `${fmt(keys.bytesPerKey)} bytes`, toMemory(keys.bytesPerKey, (figures) => figures.bytesPerKey), ""],
+      ["data directory on disk after the stop", `${mb(keys.dataDirBytes)} MB (${fmt(keys.dataDirBytes / Math.max(1, keys.created))} bytes per key)`, "", ""],
+      ["stop: SIGTERM to exit", `${fmt(keys.stopMs)} ms`, "", ""],
+      ["baseline: raw node:http RSS at rest", `${mb(keys.baselineRssBytes)} MB`, "", "1.00x"]
+    ]),
+    "",
+    "### Idempotent create-box, durable",
+    "",
+    `\`${Scenarios.createBox.title}\` as in section 1 (concurrency ${settings.concurrency}, ${settings.warmupSeconds} s ` +
+    `warm-up, ${settings.durationSeconds} s measured), against \`boxkit serve\` in memory and against \`boxkit serve ` +
+    "--data-dir` on a fresh directory. \"÷ in memory\" is the ratio to the in-memory row. Server CPU is user + system " +
+    "time of the server's process group per completed request (SQLite runs in the server process, so it is included).",
+    "",
+    table(
+      ["service", "req/s", "÷ in memory", "p50 ms", "p99 ms", "p99 ÷ in memory", "server CPU µs/req", "÷ in memory", "RSS MB", "answers"],
+      [throughputRow("boxkit serve (in memory)", inMemory), throughputRow("boxkit serve --data-dir (SQLite, WAL)", durable)]
+    ),
+    "",
+    "### Restart",
+    "",
+    `After the creations above, that service is stopped (SIGTERM, waited for) and \`boxkit serve --data-dir\` is started ` +
+    `again on the same directory (${fmt(restart.boxes)} boxes in it): time from the spawn to the first 200 of ` +
+    "`GET /v1/secrets/GITHUB_TOKEN` (sent at once after the `listening on` line, repeated every 2 ms until it " +
+    `answers 200), then \`GET /v1/boxes/{id}\` of a box created before (\`${restart.boxId}\`). Beside it, measured the ` +
+    "same way, interleaved round by round: an empty in-memory service (the baseline, \"÷ base\") and a service on a " +
+    `new, empty data directory. ${restart.rounds} rounds; the restart with the boxes comes first in each round.`,
+    "",
+    table(
+      ["variant", "command", "median ms", "÷ base", "samples ms", "median to `listening on` ms", "median stop ms", "box read back"],
+      [startRow(restart.baseline), ...restart.variants.map(startRow)]
+    ),
+    "",
+    "### Two instances on PostgreSQL",
+    "",
+    `\`${Scenarios.appsFind.title}\` as in section 1 (${settings.warmupSeconds} s warm-up, ${settings.durationSeconds} s ` +
+    `measured) against one \`boxkit serve --database-url\` instance with ${settings.concurrency} connections, then ` +
+    "against two instances on another fresh database of the same server at the same time, each with half of the " +
+    "connections (two autocannon runs in parallel from the bench process), their requests per second summed. " +
+    `PostgreSQL: ${results.postgres.server}; its CPU is the server's and its backends' during the measured runs, per ` +
+    "request. \"÷ one\" is the ratio to the one-instance run. All processes share the machine's cores.",
+    "",
+    table(
+      ["run", "connections", "req/s", "÷ one", "p50 ms", "p99 ms", "server CPU µs/req", "÷ one", "PostgreSQL CPU µs/req", "÷ one", "answers"],
+      [
+        ...one.instances.map((result) => instanceRow("one instance", result)),
+        totalRow("one instance, total", one),
+        ...pair.instances.map((result, index) => instanceRow(`pair: instance ${String.fromCharCode(65 + index)}`, result)),
+        totalRow("pair, total", pair)
+      ]
+    )
+  ].join("\n")
+}
+
 /** Renders the Markdown report. */
 export const markdown = (results: Results): string => {
   const settings = results.settings
@@ -317,7 +531,7 @@ export const markdown = (results: Results): string => {
     "",
     `- Mode: ${results.mode} (${settings.durationSeconds} s measured runs after ${settings.warmupSeconds} s warm-up, ` +
     `concurrency ${settings.concurrency}, ${fmt(settings.webhooks)} webhooks, ${fmt(settings.idempotencyKeys)} keys, ` +
-    `${settings.coldStarts} cold starts per variant); sections: ${results.sections.join(", ")}.`,
+    `${settings.coldStarts} cold starts per variant, ${settings.restarts} restarts per variant); sections: ${results.sections.join(", ")}.`,
     `- Started ${results.startedAt}; took ${fmt(results.totalSeconds)} s (` +
     `${Object.entries(results.sectionSeconds).map(([title, seconds]) => `${title}: ${fmt(seconds)} s`).join("; ")}).`,
     `- Load average (1, 5, 15 min) at start ${results.machine.loadAverage.map((value) => value.toFixed(2)).join(", ")}; ` +
@@ -346,5 +560,6 @@ export const markdown = (results: Results): string => {
   if (results.webhooks !== undefined) parts.push("", webhookSection(results.webhooks))
   if (results.coldStart !== undefined) parts.push("", coldStartSection(results.coldStart))
   if (results.memory !== undefined) parts.push("", memorySection(results.memory))
+  if (results.durability !== undefined) parts.push("", durabilitySection(results.durability, results.memory, settings))
   return parts.join("\n") + "\n"
 }

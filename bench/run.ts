@@ -2,10 +2,10 @@
  * The benchmark suite: `npm run bench` (full, writes BENCHMARKS.md and bench/results.json) or `npm run bench:quick`
  * (1 s runs, 1,000 webhooks, 10,000 keys, 3 cold starts; writes bench/out/BENCHMARKS.quick.md and
  * bench/out/results.quick.json). `--only=section,...` runs some sections (coldStart, throughput, client, webhooks,
- * memory) and writes under bench/out/. Progress goes to stderr. Every server under test is a child process, stopped
+ * memory, durability) and writes under bench/out/. Progress goes to stderr. Every server under test is a child process, stopped
  * when the run ends or is interrupted.
  *
- * Source: issue 6.
+ * Source: issue 6; section 6 (durability): the durable-state issue.
  *
  * @since 0.1.0
  */
@@ -18,6 +18,7 @@ import { performance } from "node:perf_hooks"
 import * as ClientOverhead from "./ClientOverhead.js"
 import { root } from "./Child.js"
 import * as ColdStart from "./ColdStart.js"
+import * as Durability from "./Durability.js"
 import * as Machine from "./Machine.js"
 import * as Memory from "./Memory.js"
 import * as Report from "./Report.js"
@@ -50,6 +51,7 @@ const program = Effect.gen(function*() {
   const client = has("client") ? yield* step("2. client overhead", ClientOverhead.run(settings)) : undefined
   const webhooks = has("webhooks") ? yield* step("3. webhook fan-out", Webhooks.run(settings)) : undefined
   const memory = has("memory") ? yield* step("5. memory", Memory.run(settings)) : undefined
+  const durability = has("durability") ? yield* step("6. durable state", Durability.run(settings)) : undefined
 
   const { markdownPath, jsonPath, sections, ...measuredWith } = settings
   const partial: Omit<Report.Results, "budgets"> = {
@@ -65,6 +67,8 @@ const program = Effect.gen(function*() {
       "suite": `npm run ${settings.mode === "full" ? "bench" : "bench:quick"} (tsx bench/run.ts${settings.mode === "full" ? "" : " --quick"})`,
       "service under test, the installed command (cwd: repository root)": ["node", ...Scenarios.serviceArgs()].join(" "),
       "service from its sources (cold start only)": ["node", ...Scenarios.tsxServiceArgs()].join(" "),
+      "service with durable state (section 6)": ["node", ...Scenarios.serviceArgs(), "--data-dir", "$TMPDIR/boxkit-bench-XXXXXX/data"].join(" ") +
+        "; `--database-url postgres://...` instead for PostgreSQL",
       "baseline server": ["node", ...Scenarios.baselineArgs()].join(" "),
       "seed file": `${Scenarios.seedFile} (src/Server/state/DemoSeed.ts example as JSON), API key ${Scenarios.apiKey}`
     },
@@ -72,7 +76,8 @@ const program = Effect.gen(function*() {
     ...(throughput === undefined ? {} : { throughput }),
     ...(client === undefined ? {} : { client }),
     ...(webhooks === undefined ? {} : { webhooks }),
-    ...(memory === undefined ? {} : { memory })
+    ...(memory === undefined ? {} : { memory }),
+    ...(durability === undefined ? {} : { durability })
   }
   const results: Report.Results = { ...partial, budgets: Report.budgets(partial) }
   for (const path of [markdownPath, jsonPath]) mkdirSync(dirname(path), { recursive: true })
