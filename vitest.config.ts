@@ -6,6 +6,7 @@ const serverFacing = [
   "test/resilience/**/*.test.ts",
   "test/responses/**/*.test.ts",
   "test/server/**/*.test.ts",
+  "test/abuse/**/*.test.ts",
   "test/EndToEnd.test.ts",
   "test/Domain.test.ts"
 ]

