@@ -354,8 +354,8 @@ export const make = {
     }),
   notImplemented: (message: string) =>
     new NotImplementedError({ message, param: null, code: "unimplemented", status: 501 }),
-  server: (message = "The server failed to answer the request.") =>
-    new ServerError({ message, param: null, code: null, status: 500 }),
+  server: (message = "The server failed to answer the request.", code: string | null = null) =>
+    new ServerError({ message, param: null, code, status: 500 }),
   unavailable: (message: string, retryAfter?: Duration.Duration) =>
     new ServerError({ message, param: null, code: null, status: 503, retryAfter }),
   idempotentRequestInFlight: () =>

@@ -236,15 +236,20 @@ describe("UpstreamModel", () => {
         })
         expect(failed.status).toBe(500)
         expect(failed.json.error.type).toBe("server_error")
-        expect(failed.json.error.message).toContain("GPU on fire")
+        // A generic message and a code: never the upstream's body or address (issue 17).
+        expect(failed.json.error.code).toBe("upstream_error")
+        expect(failed.json.error.message).toContain("HTTP 500")
+        expect(failed.json.error.message).not.toContain("GPU on fire")
+        expect(failed.json.error.message).not.toContain("127.0.0.1")
         const id = /resp_[0-9a-f]{32}/.exec(failed.json.error.message)![0]
         const read = yield* getResponse(id)
         expect(read.json.status).toBe("failed")
-        expect(read.json.error.message).toContain("HTTP 500")
+        expect(read.json.error).toEqual({ code: "upstream_error", message: "The model upstream refused the request (HTTP 500)." })
         const streamed = yield* postResponse({ model: "midstream-error", input: "x", stream: true })
         const events = parseSse(streamed.text)
         expect(events.at(-1)!.event).toBe("response.failed")
-        expect(events.at(-1)!.data.response.error.message).toContain("upstream overloaded")
+        expect(events.at(-1)!.data.response.error.code).toBe("upstream_error")
+        expect(events.at(-1)!.data.response.error.message).not.toContain("upstream overloaded")
         const background = yield* postResponse({
           model: "broken",
           input: "x",
@@ -302,7 +307,9 @@ describe("UpstreamModel", () => {
       server: Harness.server, languageModel: UpstreamModel.layer({ url }) }))
       )
       expect(answer.status).toBe(500)
+      expect(answer.json.error.code).toBe("upstream_unreachable")
       expect(answer.json.error.message).toContain("could not be reached")
+      expect(answer.json.error.message).not.toContain(new URL(url).port)
     })))
 
   it.live(`layerFromEnv reads the key from ${UpstreamModel.apiKeyEnv}`, () =>

@@ -72,7 +72,14 @@ export type ModelChunk =
   | { readonly _tag: "Length" }
 
 /** The model failed: an upstream answered an error or could not be reached. `message` says why. */
-export class LanguageModelError extends Data.TaggedError("LanguageModelError")<{ readonly message: string }> {}
+export class LanguageModelError extends Data.TaggedError("LanguageModelError")<{
+  /** What callers are told: generic, never an upstream's body or address (issue 17). */
+  readonly message: string
+  /** A stable code for callers (`upstream_unreachable`, `upstream_timeout`, `upstream_error`, `upstream_bad_answer`). */
+  readonly code?: string | undefined
+  /** What happened exactly, for the service's debug log only. */
+  readonly detail?: string | undefined
+}> {}
 
 /**
  * A text generator: a stream of {@link ModelChunk}s for one request (`generate`), and optionally the whole answer at

@@ -192,9 +192,11 @@ export const layerWith = (options: EngineOptions = {}) =>
             const base = yield* start(principal, prepared, "in_progress")
             const final = yield* runDirect(orgOf(principal), "foreground", prepared, base)
             if (final.status === "failed") {
-              const reason = (final.error as { readonly message?: string } | null)?.message ?? "no answer"
+              const error = final.error as { readonly message?: string; readonly code?: string } | null
               return yield* Effect.fail(ApiError.make.server(
-                `The model failed: ${reason}. The failed response ${final.id} stays readable with GET /v1/responses/${final.id}.`
+                `The model failed: ${error?.message ?? "no answer"} The failed response ${final.id} stays readable with ` +
+                  `GET /v1/responses/${final.id}.`,
+                error?.code ?? null
               ))
             }
             return final

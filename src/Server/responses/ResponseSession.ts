@@ -250,13 +250,21 @@ export const make = ({ finish, model, promptCache }: SessionServices) =>
             ...base,
             status: "failed",
             output: items.filter((item) => item !== null),
-            error: { code: "server_error", message: error.message }
+            error: { code: error.code ?? "server_error", message: error.message }
           }, true)
           return settle(final).pipe(
             Effect.zipRight(
               Effect.logWarning("model response failed").pipe(
                 Effect.annotateLogs({ response_id: base.id, reason: error.message })
               )
+            ),
+            // What exactly happened (an upstream's address and answer) only in the debug log, never to callers.
+            Effect.zipRight(
+              error.detail === undefined
+                ? Effect.void
+                : Effect.logDebug("model failure detail").pipe(
+                  Effect.annotateLogs({ response_id: base.id, detail: error.detail })
+                )
             ),
             Effect.as(final)
           )

@@ -89,14 +89,35 @@ const describe = (value: unknown): string => {
   return JSON.stringify(value)
 }
 
+/**
+ * An upstream failure as callers see it: a generic message and a code; what happened (the upstream's address, its
+ * answer) only in `detail`, which the service logs at debug level (issue 17).
+ */
+export const upstreamFailure = (
+  code: "upstream_unreachable" | "upstream_timeout" | "upstream_error" | "upstream_bad_answer",
+  detail: string,
+  status?: number
+): LanguageModelError =>
+  new LanguageModelError({
+    code,
+    detail,
+    message: code === "upstream_unreachable"
+      ? "The model upstream could not be reached."
+      : code === "upstream_timeout"
+      ? "The model upstream did not answer in time."
+      : code === "upstream_error"
+      ? `The model upstream refused the request${status !== undefined ? ` (HTTP ${status})` : ""}.`
+      : "The model upstream sent an answer that could not be read."
+  })
+
 /** The chunks of one parsed upstream message (a stream event's data, or a whole non-streamed answer). */
 export const chunksOf = (data: unknown): Effect.Effect<Array<ModelChunk>, LanguageModelError> => {
   if (typeof data !== "object" || data === null) {
-    return Effect.fail(new LanguageModelError({ message: "upstream sent an event that is not a JSON object" }))
+    return Effect.fail(upstreamFailure("upstream_bad_answer", "upstream sent an event that is not a JSON object"))
   }
   const record = data as Record<string, any>
   if (record.error !== undefined && record.error !== null) {
-    return Effect.fail(new LanguageModelError({ message: `upstream error: ${describe(record.error)}` }))
+    return Effect.fail(upstreamFailure("upstream_error", `upstream error: ${describe(record.error)}`))
   }
   const choice = Array.isArray(record.choices) ? record.choices[0] : undefined
   if (choice === undefined || choice === null) return Effect.succeed([])
@@ -115,7 +136,7 @@ export const chunksOf = (data: unknown): Effect.Effect<Array<ModelChunk>, Langua
 const parseJson = (text: string): Effect.Effect<unknown, LanguageModelError> =>
   Effect.try({
     try: () => JSON.parse(text) as unknown,
-    catch: () => new LanguageModelError({ message: `upstream sent invalid JSON: ${text.slice(0, 200)}` })
+    catch: () => upstreamFailure("upstream_bad_answer", `upstream sent invalid JSON: ${text.slice(0, 200)}`)
   })
 
 /** Reads an upstream answer: SSE events, or one JSON object when the upstream did not stream. */
@@ -125,14 +146,14 @@ const readAnswer = (
   const contentType = response.headers["content-type"] ?? ""
   if (contentType.includes("application/json")) {
     return Stream.unwrap(response.text.pipe(
-      Effect.mapError((error) => new LanguageModelError({ message: `upstream answer could not be read: ${error.message}` })),
+      Effect.mapError((error) => upstreamFailure("upstream_bad_answer", `upstream answer could not be read: ${error.message}`)),
       Effect.flatMap(parseJson),
       Effect.flatMap(chunksOf),
       Effect.map(Stream.fromIterable)
     ))
   }
   return response.stream.pipe(
-    Stream.mapError((error) => new LanguageModelError({ message: `upstream stream broke: ${error.message}` })),
+    Stream.mapError((error) => upstreamFailure("upstream_bad_answer", `upstream stream broke: ${error.message}`)),
     Stream.decodeText(),
     Stream.pipeThroughChannel(Sse.makeChannel()),
     Stream.takeWhile((event) => event.data.trim() !== "[DONE]"),
@@ -161,21 +182,24 @@ export const make = (settings: UpstreamSettings) =>
           if (settings.apiKey !== undefined) httpRequest = HttpClientRequest.bearerToken(httpRequest, settings.apiKey)
           const response = yield* client.execute(httpRequest).pipe(
             Effect.mapError((error) =>
-              new LanguageModelError({ message: `upstream ${base}${path} could not be reached: ${error.message}` })
+              upstreamFailure("upstream_unreachable", `upstream ${base}${path} could not be reached: ${error.message}`)
             ),
             Effect.timeoutFail({
               duration: headersTimeout,
               onTimeout: () =>
-                new LanguageModelError({
-                  message: `upstream ${base}${path} did not answer within ${Duration.format(headersTimeout)}`
-                })
+                upstreamFailure(
+                  "upstream_timeout",
+                  `upstream ${base}${path} did not answer within ${Duration.format(headersTimeout)}`
+                )
             })
           )
           if (response.status < 200 || response.status >= 300) {
             const text = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
-            return yield* Effect.fail(new LanguageModelError({
-              message: `upstream ${base}${path} answered HTTP ${response.status}: ${text.slice(0, 300)}`
-            }))
+            return yield* Effect.fail(upstreamFailure(
+              "upstream_error",
+              `upstream ${base}${path} answered HTTP ${response.status}: ${text.slice(0, 300)}`,
+              response.status
+            ))
           }
           return readAnswer(response)
         }))
