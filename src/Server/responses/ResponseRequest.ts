@@ -14,7 +14,7 @@ import * as ApiError from "../../ApiError.js"
 import * as ModelResponse from "../../Domain/ModelResponse.js"
 import { messageText, type PromptMessage, type PromptPart, textMessage, tokenize } from "./LanguageModel.js"
 import type { PromptCache } from "./PromptCache.js"
-import { isWebhookUrl } from "./WebhookDelivery.js"
+import { isWebhookUrl, redactUserinfo } from "./WebhookDelivery.js"
 
 /** Models without image input (docs/ASSUMPTIONS.md): names starting with `boxkit-text`. Others are multimodal. */
 export const isTextOnlyModel = (model: string): boolean => model.startsWith("boxkit-text")
@@ -188,7 +188,11 @@ export const initialObject = (
   status: ModelResponse.ResponseStatus
 ): ModelResponse.ModelResponse => {
   const request = prepared.request
-  const { webhook_token: _token, ...metadata } = request.metadata ?? {}
+  const { webhook_token: _token, ...given } = request.metadata ?? {}
+  // The webhook URL is echoed without its credentials (they stay with the delivery: issue 17).
+  const metadata: Record<string, string> = typeof given.completion_webhook === "string"
+    ? { ...given, completion_webhook: redactUserinfo(given.completion_webhook) }
+    : given
   return new ModelResponse.ModelResponse({
     id,
     object: "response",

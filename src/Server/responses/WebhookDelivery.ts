@@ -28,6 +28,7 @@ import {
 } from "effect"
 import * as Timeout from "../../Http/Timeout.js"
 import * as UndiciHttpClient from "../../Http/UndiciHttpClient.js"
+import * as SelfDelivery from "../http/SelfDelivery.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { DurableWork, type StoredDelivery } from "../state/DurableWork.js"
 import { Logs, Responses } from "../state/Repositories.js"
@@ -108,6 +109,8 @@ export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{
   readonly status: number | null
   readonly reason: string
   readonly startedAtMillis: number
+  /** True when retrying cannot help: the URL is the service's own address (SelfDelivery.ts). */
+  readonly final?: boolean
 }> {}
 
 /** A webhook to deliver: the response id, its URL, the optional token (never logged), and the JSON body. */
@@ -160,6 +163,7 @@ export const layer = (options: DeliveryOptions = {}) =>
       /** The POST of one delivery (the same request for every attempt). */
       const requestOf = (delivery: Delivery) => {
         const request = HttpClientRequest.post(delivery.url).pipe(
+          HttpClientRequest.setHeader(SelfDelivery.deliveryHeader, "1"),
           // Buffer.from: the same bytes as HttpBody.text's TextEncoder, about 3 times faster.
           HttpClientRequest.setBody(HttpBody.uint8Array(Buffer.from(JSON.stringify(delivery.body) ?? "null", "utf8"), "application/json"))
         )
@@ -169,7 +173,12 @@ export const layer = (options: DeliveryOptions = {}) =>
       /** One attempt: its HTTP status, or why it failed (network error, timeout), never failing itself. */
       const exchange = (request: HttpClientRequest.HttpClientRequest, timeout: number, clock: Clock.Clock) => {
         const expired = `timed out after ${timeout} ms`
-        const post = Effect.flatMap(client.execute(request), (response) => Effect.as(Effect.ignore(response.text), response.status))
+        // A refusal by a boxkit service of its own delivery is told apart by its header (status -1: never retried).
+        const post = Effect.flatMap(client.execute(request), (response) =>
+          Effect.as(
+            Effect.ignore(response.text),
+            response.headers[SelfDelivery.refusedHeader] !== undefined ? selfRefused : response.status
+          ))
         const bounded: Effect.Effect<number, unknown> = lean && clock.constructor === liveClock
           ? UndiciHttpClient.withDeadline(post, { atMillis: clock.unsafeCurrentTimeMillis() + timeout, onExpire: () => expired })
           : Timeout.timeoutFail(post, timeout, () => expired)
@@ -190,15 +199,16 @@ export const layer = (options: DeliveryOptions = {}) =>
             const left = position.roundStartedAtMillis + Duration.toMillis(roundBudget) - startedAtMillis
             const outcome = yield* exchange(request, Math.max(1, Math.min(timeoutMillis, left)), clock)
             const nowMillis = clock.unsafeCurrentTimeMillis()
-            const status = outcome._tag === "Right" ? outcome.right : null
+            const self = outcome._tag === "Right" && outcome.right === selfRefused
+            const status = outcome._tag === "Right" ? (self ? 403 : outcome.right) : null
             const ok = status !== null && status >= 200 && status < 300
             yield* logs.delivery({
               response_id: delivery.responseId,
-              url: delivery.url,
+              url: redactUserinfo(delivery.url),
               round: position.round,
               attempt: position.attempt,
               status,
-              error: outcome._tag === "Left" ? outcome.left : null,
+              error: outcome._tag === "Left" ? outcome.left : self ? selfRefusedReason : null,
               ok,
               at: new Date(nowMillis).toISOString()
             })
@@ -206,8 +216,9 @@ export const layer = (options: DeliveryOptions = {}) =>
               return yield* Effect.fail(
                 new DeliveryFailed({
                   status,
-                  reason: outcome._tag === "Left" ? outcome.left : `HTTP ${status}`,
-                  startedAtMillis
+                  reason: outcome._tag === "Left" ? outcome.left : self ? selfRefusedReason : `HTTP ${status}`,
+                  startedAtMillis,
+                  final: self
                 })
               )
             }
@@ -243,7 +254,7 @@ export const layer = (options: DeliveryOptions = {}) =>
         ))
         return Effect.flatMap(Schedule.driver(rounds), (driver) => {
           const loop = (failure: DeliveryFailed): Effect.Effect<void, DeliveryFailed> =>
-            Effect.matchEffect(driver.next(failure), {
+            failure.final === true ? Effect.fail(failure) : Effect.matchEffect(driver.next(failure), {
               onFailure: () => Effect.fail(failure),
               onSuccess: () => Effect.catchAll(attempt(delivery, request, position), loop)
             })
@@ -286,7 +297,9 @@ export const layer = (options: DeliveryOptions = {}) =>
           return Effect.catchAll(
             attempt(delivery, request, { round: 1, attempt: 1, roundStartedAtMillis: clock.unsafeCurrentTimeMillis() }),
             (failure) =>
-              Effect.asVoid(FiberSet.run(running, retry(delivery, request, failure).pipe(Effect.catchAll(logGiveUp(delivery)))))
+              failure.final === true
+                ? logGiveUp(delivery)(failure)
+                : Effect.asVoid(FiberSet.run(running, retry(delivery, request, failure).pipe(Effect.catchAll(logGiveUp(delivery)))))
           )
         })
 
@@ -329,8 +342,30 @@ export const layer = (options: DeliveryOptions = {}) =>
     })
   )
 
+/** The outcome of an attempt the receiver refused as the sending service's own delivery (SelfDelivery.ts). */
+const selfRefused = -1
+
+/** Why such an attempt failed, in the delivery log. */
+const selfRefusedReason = "refused: the URL is this service's own address (a webhook is never delivered to the service itself)"
+
 /** The live clock's class (its time is `Date.now()`, its timers `setTimeout`). */
 const liveClock = Clock.make().constructor
+
+/**
+ * `url` with the user name and password of its userinfo replaced by `REDACTED` (`https://REDACTED:REDACTED@host/`),
+ * for every answer and log that shows a webhook URL (issue 17); other texts are returned as they are.
+ */
+export const redactUserinfo = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    if (parsed.username === "" && parsed.password === "") return url
+    if (parsed.username !== "") parsed.username = "REDACTED"
+    if (parsed.password !== "") parsed.password = "REDACTED"
+    return parsed.toString()
+  } catch {
+    return url
+  }
+}
 
 /** True when `text` is an absolute http or https URL (spec rule 1: otherwise no webhook is sent). */
 export const isWebhookUrl = (text: string | undefined | null): text is string =>

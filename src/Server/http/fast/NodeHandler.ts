@@ -42,6 +42,7 @@ import { Authorization } from "../../../Contract/Api.js"
 import { Principal } from "../../../Contract/Principal.js"
 import * as ContractRoutes from "./ContractRoutes.js"
 import * as ErrorResponse from "../ErrorResponse.js"
+import * as SelfDelivery from "../SelfDelivery.js"
 import { FaultInjection } from "../../pipeline/FaultInjection.js"
 import { LocalServiceConfig } from "../../LocalServiceConfig.js"
 import { hasBody, LocalRequest, readNodeBodyThen } from "./NodeRequest.js"
@@ -412,6 +413,10 @@ export const make = (extra: ExtraRoutes) =>
     }
 
     const receive = (source: IncomingMessage, nodeResponse: ServerResponse) => {
+      if (source.headers[SelfDelivery.deliveryHeader] !== undefined) {
+        writeSafely(LocalRequest.fromNode(source, nodeResponse), SelfDelivery.refusal())
+        return
+      }
       const url = source.url ?? "/"
       const queryAt = url.indexOf("?")
       const path = queryAt < 0 ? url : url.slice(0, queryAt)

@@ -29,6 +29,7 @@ import * as ErrorResponse from "../ErrorResponse.js"
 import { FaultInjection } from "../../pipeline/FaultInjection.js"
 import { LocalServiceConfig } from "../../LocalServiceConfig.js"
 import * as RequestPipeline from "../../pipeline/RequestPipeline.js"
+import * as SelfDelivery from "../SelfDelivery.js"
 
 /** A route app beside `/v1`: the request and its path without the query. */
 export type LocalRoutes = (
@@ -75,6 +76,7 @@ export const layerHttp = <R>(options: {
     const v1 = faults.wrap(pipeline(contract))
     const openApi = HttpServerResponse.uint8Array(options.openApi, { contentType: "application/json" })
     const app = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      if (request.headers[SelfDelivery.deliveryHeader] !== undefined) return Effect.succeed(SelfDelivery.refusal())
       const queryAt = request.url.indexOf("?")
       const path = queryAt < 0 ? request.url : request.url.slice(0, queryAt)
       if (path === "/openapi.json") return Effect.succeed(openApi)
