@@ -21,6 +21,7 @@ import * as LocalService from "../Server/LocalService.js"
 import * as Admission from "../Server/pipeline/Admission.js"
 import * as Seed from "../Server/state/Seed.js"
 import * as UpstreamModel from "../Server/responses/UpstreamModel.js"
+import * as LocalRouteGuard from "../Server/http/LocalRouteGuard.js"
 import * as StateStore from "../Server/state/StateStore.js"
 
 /** Options of `serve` that cannot go together. */
@@ -90,6 +91,12 @@ const databaseUrl = Options.redacted("database-url").pipe(
   )
 )
 
+const allowExampleKeys = Options.boolean("allow-example-keys").pipe(
+  Options.withDescription(
+    "Serve the example seed's well-known API keys on an address other than loopback (refused without this flag)."
+  )
+)
+
 const instanceTimeoutSeconds = Options.integer("instance-timeout-seconds").pipe(
   Options.withDefault(10),
   Options.withDescription(
@@ -139,6 +146,7 @@ export const serve = (options: {
   readonly dataDir?: Option.Option<string>
   readonly databaseUrl?: Option.Option<Redacted.Redacted<string>>
   readonly instanceTimeoutSeconds?: number
+  readonly allowExampleKeys?: boolean
 }) =>
   Effect.gen(function*() {
     const faultSettings = yield* Either.match(
@@ -151,6 +159,12 @@ export const serve = (options: {
     const loaded = Option.isSome(options.seed)
       ? yield* Seed.load(options.seed.value)
       : yield* Schema.decodeUnknown(Seed.Seed)(DemoSeed.example).pipe(Effect.orDie)
+    if (Option.isNone(options.seed) && !LocalRouteGuard.isLoopbackHost(options.host) && options.allowExampleKeys !== true) {
+      return yield* Effect.fail(new ServeOptionsError({
+        message: `refusing to serve the example seed's well-known API keys (sk_acme_org, ...) on ${options.host}, ` +
+          "which the network reaches: pass --seed FILE with keys of your own, or --allow-example-keys"
+      }))
+    }
     const dataDirectory = options.dataDir ?? Option.none()
     const database = options.databaseUrl ?? Option.none()
     if (Option.isSome(dataDirectory) && Option.isSome(database)) {
@@ -226,7 +240,8 @@ export const command = Command.make(
     server,
     dataDir,
     databaseUrl,
-    instanceTimeoutSeconds
+    instanceTimeoutSeconds,
+    allowExampleKeys
   },
   serve
 ).pipe(Command.withDescription("Run the local box service (both {base_url} and {api_url} under /v1)."))

@@ -62,6 +62,25 @@ describe("boxkit failures", () => {
       expect(run.code).toBe(2)
     }))
 
+  it.effect("the example seed's well-known keys on an address the network reaches: refused, the fix; exit 2", () =>
+    Effect.gen(function*() {
+      const run = yield* boxkit(["serve", "--port", "0", "--host", "0.0.0.0"])
+      expect(run.stderr).toContain("refusing to serve the example seed's well-known API keys")
+      expect(run.stderr).toContain("--seed FILE")
+      expect(run.stderr).toContain("--allow-example-keys")
+      expect(run.stdout).not.toContain("listening on")
+      noStack(run.stderr)
+      expect(run.code).toBe(2)
+    }))
+
+  it.effect("conflicting state flags: --data-dir and --database-url together are refused; exit 2", () =>
+    Effect.gen(function*() {
+      const run = yield* boxkit(["serve", "--port", "0", "--data-dir", "/tmp/unused", "--database-url", "postgres://u:p@127.0.0.1:1/db"])
+      expect(run.stderr).toContain("Give --data-dir or --database-url, not both.")
+      expect(run.stderr).not.toContain("u:p@")
+      expect(run.code).toBe(2)
+    }))
+
   it.effect("missing seed file: the file named, the fix; exit 1", () =>
     Effect.gen(function*() {
       const path = join(tmpdir(), `boxkit-no-such-seed-${process.pid}.json`)

@@ -39,11 +39,16 @@ export const isLoopbackAddress = (address: string | undefined): boolean =>
 const hostName = (host: string): string => {
   const value = host.trim().toLowerCase()
   if (value.startsWith("[")) return value.slice(1, value.indexOf("]") === -1 ? undefined : value.indexOf("]"))
+  // A bare IPv6 address (as `--host` takes it) has more than one colon and no port.
+  if (value.indexOf(":") !== value.lastIndexOf(":")) return value
   const colon = value.lastIndexOf(":")
   return colon === -1 ? value : value.slice(0, colon)
 }
 
-/** True when a `Host` header names this machine's loopback interface. */
+/**
+ * True when a host names this machine's loopback interface: a `Host` header (with or without its port) or a listening
+ * host (`localhost`, `*.localhost`, `127.x.x.x`, `::1`, `[::1]`).
+ */
 export const isLoopbackHost = (host: string | undefined): boolean => {
   if (host === undefined || host.trim() === "") return false
   const name = hostName(host)
