@@ -194,13 +194,24 @@ export const serve = (options: {
         })
       }))
       const admission = yield* Effect.provide(Admission.Admission, context)
-      // Runs before the server closes (finalizers run in reverse order): drain first.
+      const nodeServer = yield* Effect.provide(LocalService.NodeServer, context)
+      // Runs before the server closes (finalizers run in reverse order): drain first. --drain-seconds is a hard
+      // limit: what is still open then (a request in flight, a client sending its body slowly) is closed.
       yield* Effect.addFinalizer(() =>
         Effect.gen(function*() {
           yield* admission.startDraining
           yield* Console.error("draining: new requests get 503; waiting for requests in flight")
-          yield* admission.awaitIdle.pipe(Effect.timeout(Duration.seconds(options.drainSeconds)), Effect.ignore)
-          yield* Console.error("drained; closing")
+          // Finalizers run uninterruptibly: the wait is made interruptible so that the timeout can end it.
+          const idle = yield* admission.awaitIdle.pipe(
+            Effect.interruptible,
+            Effect.timeoutOption(Duration.seconds(options.drainSeconds))
+          )
+          if (Option.isNone(idle)) {
+            yield* Console.error(`drain time over (${options.drainSeconds} s): closing the connections still open`)
+          } else {
+            yield* Console.error("drained; closing")
+          }
+          nodeServer.closeAllConnections()
         })
       )
       const url = yield* Effect.provide(LocalService.baseUrl, context)

@@ -14,7 +14,7 @@
  */
 import { HttpApiBuilder, type HttpClient, HttpServer, type HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
-import { Clock, Context, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
+import { Clock, Context, Duration, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
 import { createServer, type Server } from "node:http"
 import * as ApiError from "../ApiError.js"
 import { Authorization, BoxServiceApi, openApiDocument } from "../Contract/Api.js"
@@ -35,7 +35,7 @@ import * as ResponsesHandlers from "./handlers/Responses.js"
 import * as SecretsHandlers from "./handlers/Secrets.js"
 import * as Idempotency from "./pipeline/Idempotency.js"
 import * as LanguageModel from "./responses/LanguageModel.js"
-import { LocalServiceConfig, type LocalServiceSettings } from "./LocalServiceConfig.js"
+import { defaults, LocalServiceConfig, type LocalServiceSettings } from "./LocalServiceConfig.js"
 import * as NodeHandler from "./http/fast/NodeHandler.js"
 import * as NodeListen from "./http/fast/NodeListen.js"
 import * as PlatformServer from "./http/platform/PlatformServer.js"
@@ -359,8 +359,19 @@ export interface ListenOptions {
   readonly server?: ServerKind
 }
 
-/** The Node HTTP server of the local service, answering malformed HTTP with the envelope. */
-const makeNodeServer = () => ErrorResponse.withEnvelopeOnClientError(createServer())
+/**
+ * The Node HTTP server of the local service, answering malformed HTTP with the envelope. A client has
+ * `requestTimeout` to send a request's headers and body (its headers within 10 s at most), checked every second: a
+ * slow client cannot hold an organization's in-flight cap or a drain (issue 17).
+ */
+const makeNodeServer = (settings: Partial<LocalServiceSettings> = {}) => () => {
+  const requestTimeout = Duration.toMillis(settings.requestTimeout ?? defaults.requestTimeout)
+  return ErrorResponse.withEnvelopeOnClientError(createServer({
+    requestTimeout,
+    headersTimeout: Math.min(10_000, requestTimeout),
+    connectionsCheckingInterval: 1000
+  }))
+}
 
 /** The stock serving path (PlatformServer.ts) on `HttpServer`, with the contract and its router. */
 export const layerPlatformHttp = (options: AppOptions = {}) =>
@@ -378,27 +389,30 @@ export const layerNode = (
   seed: Seed.Seed,
   options: ListenOptions & AppOptions & ResponsesOptions & { readonly settings?: Partial<LocalServiceSettings> } = {}
 ): Layer.Layer<
-  HttpServer.HttpServer | Layer.Layer.Success<ReturnType<typeof layerServices>>,
+  HttpServer.HttpServer | NodeServer | Layer.Layer.Success<ReturnType<typeof layerServices>>,
   HttpServerError.ServeError | StateStore.StateStoreError
 > => {
   const at = { host: options.host ?? "127.0.0.1", port: options.port ?? 0 }
   const services = layerServices(seed, options.settings, options)
+  const nodeServer = Layer.sync(NodeServer, makeNodeServer(options.settings))
   if (options.server === "platform") {
     return layerPlatformHttp(options).pipe(
       Layer.provideMerge(services),
       // Imported when this path is chosen: the module loads the platform's undici client and `ws`, which the fast
       // path (the default) does not need at start (docs/decisions/0002).
-      Layer.provideMerge(Layer.unwrapEffect(Effect.map(
+      Layer.provideMerge(Layer.unwrapEffect(Effect.zipWith(
         Effect.promise(() => import("@effect/platform-node/NodeHttpServer")),
-        (NodeHttpServer) => NodeHttpServer.layer(makeNodeServer, at)
+        NodeServer,
+        (NodeHttpServer, server) => NodeHttpServer.layer(() => server, at)
       ))),
+      Layer.provideMerge(nodeServer),
       Layer.provide(UndiciHttpClient.layer)
     )
   }
   return layerHttp(options).pipe(
-      Layer.provideMerge(services),
-      Layer.provideMerge(Layer.unwrapEffect(Effect.map(NodeServer, (server) => NodeListen.layer(() => server, at)))),
-    Layer.provide(Layer.sync(NodeServer, makeNodeServer)),
+    Layer.provideMerge(services),
+    Layer.provideMerge(Layer.unwrapEffect(Effect.map(NodeServer, (server) => NodeListen.layer(() => server, at)))),
+    Layer.provideMerge(nodeServer),
     // Webhooks and the upstream model over the toolkit's lean undici HttpClient (connections reused, no per-request span).
     Layer.provide(UndiciHttpClient.layer)
   )

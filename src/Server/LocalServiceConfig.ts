@@ -47,6 +47,12 @@ export interface LocalServiceSettings {
   readonly newOrgWindow: Duration.Duration
   /** Simulated boot time of a box, from `creating` to `running` (default 150 ms). */
   readonly bootDelay: Duration.Duration
+  /**
+   * How long a client has to send a whole request, headers and body (default 30 s; its headers within 10 s at most);
+   * past it the connection is answered 408 and closed, and what the request held (its organization's in-flight cap)
+   * is released.
+   */
+  readonly requestTimeout: Duration.Duration
   /** Largest request body accepted, in bytes (default 32 MiB); larger bodies get a 400 envelope. */
   readonly maxBodyBytes: number
   /** How often box lifetimes are checked (default 1 s); termination can come after the deadline by up to this. */
@@ -89,6 +95,7 @@ export const defaults: LocalServiceSettings = {
   newOrgInFlightCap: 4,
   newOrgWindow: Duration.minutes(10),
   bootDelay: Duration.millis(150),
+  requestTimeout: Duration.seconds(30),
   maxBodyBytes: 32 * 1024 * 1024,
   expiryCheckInterval: Duration.seconds(1),
   recoveryInterval: Duration.seconds(2),
