@@ -28,7 +28,8 @@
  * @since 0.1.0
  */
 import { Console, Effect } from "effect"
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
@@ -65,7 +66,8 @@ export interface StartVariant {
   /** Spawn to the first 200 of `GET /v1/secrets/GITHUB_TOKEN`, every start. */
   readonly samplesMs: ReadonlyArray<number>
   readonly medianMs: number
-  /** Spawn to the `listening on` line, median. */
+  /** Spawn to the `listening on` line, every start, and its median. */
+  readonly listeningSamplesMs: ReadonlyArray<number>
   readonly medianListeningMs: number
   /** SIGTERM to exit, median. */
   readonly medianStopMs: number
@@ -100,6 +102,13 @@ export interface InstancesRun {
   readonly serverCpuMicrosPerRequest: number
   /** CPU of the PostgreSQL server and its backends during the measured run, per request (NaN when not ours). */
   readonly postgresCpuMicrosPerRequest: number
+  /**
+   * Cores kept busy during the measured run (CPU seconds / wall seconds): the instances, PostgreSQL (NaN when not
+   * ours) and the bench process, which generates the load (autocannon).
+   */
+  readonly serverCores: number
+  readonly postgresCores: number
+  readonly loadGeneratorCores: number
 }
 
 /** Item 4: apps/find against one instance and against two on one PostgreSQL database. */
@@ -114,6 +123,11 @@ export interface PostgresResults {
 
 /** The results of section 6. */
 export interface DurabilityResults {
+  /**
+   * Times the command's bundle was found older than the sources (edited meanwhile) and rebuilt, untimed, before a
+   * measured start (see {@link freshCommand}).
+   */
+  readonly commandRebuilds: number
   readonly keys: DurableKeysResults
   readonly throughput: DurableThroughputResults
   readonly restart: RestartResults
@@ -143,11 +157,12 @@ const directoryBytes = (directory: string): number => {
  */
 const withServer = <A, E, R>(
   options: Child.SpawnOptions,
-  use: (server: Child.ServerProcess) => Effect.Effect<A, E, R>
+  use: (server: Child.ServerProcess) => Effect.Effect<A, E, R>,
+  spawn: typeof Child.spawnServer = Child.spawnServer
 ) =>
   Effect.gen(function*() {
     const inner = yield* Effect.scoped(Effect.gen(function*() {
-      const server = yield* Child.spawnServer(options)
+      const server = yield* spawn(options)
       const value = yield* use(server)
       return { value, stoppingAt: performance.now() }
     }))
@@ -181,27 +196,57 @@ const readBox = (origin: string, boxId: string) =>
     headers: { authorization: `Bearer ${Scenarios.apiKey}` }
   }).pipe(Effect.map((answer) => answer.status))
 
-/** One start: spawn, first answer, optionally a box read; then the stop. */
+const ensureCommandScript = "import(\"./scripts/build.mjs\").then(async (build) => { " +
+  "if (build.isCommandStale()) { await build.buildCommand(); process.stdout.write(\"rebuilt\") } })"
+
+/**
+ * Makes sure the next `node bin/boxkit.js serve` starts without building: in a checkout the command rebuilds its
+ * bundle when a source is newer (and the rebuild drops its code cache), and the sources may be edited while the suite
+ * runs, so a timed start could measure a build. Rebuilds the bundle when stale (scripts/build.mjs, in a child
+ * process); then, when it rebuilt or the `serve` code cache is missing, starts the command once and stops it (SIGTERM)
+ * so that it writes its code cache, as ColdStart.ts does. Returns true when it rebuilt.
+ */
+let rebuilds = 0
+const freshCommand = Effect.gen(function*() {
+  const rebuilt = yield* Effect.sync(() =>
+    execFileSync(process.execPath, ["-e", ensureCommandScript], { cwd: Child.root, encoding: "utf8" }).includes("rebuilt")
+  )
+  if (rebuilt) rebuilds++
+  if (rebuilt || !existsSync(join(Child.root, "dist", "boxkit.cjs.serve.cache"))) {
+    yield* withServer({ label: "boxkit serve (writes its code cache)", args: Scenarios.serviceArgs() }, (server) => firstAnswer(server.origin))
+  }
+})
+
+/** {@link Child.spawnServer} of a fresh command (see {@link freshCommand}). */
+const spawnFresh = (options: Child.SpawnOptions) => Effect.zipRight(freshCommand, Child.spawnServer(options))
+
+/** One start: spawn, first answer, optionally a box read; then the stop. The command is made fresh first (untimed). */
 const startOnce = (label: string, args: ReadonlyArray<string>, boxId?: string) =>
-  withServer({ label, args }, (server) =>
-    Effect.gen(function*() {
-      const answeredAt = yield* firstAnswer(server.origin)
-      const boxStatus = boxId === undefined ? undefined : yield* readBox(server.origin, boxId)
-      return {
-        command: server.command,
-        totalMs: answeredAt - server.spawnedAt,
-        listeningMs: server.listeningAt - server.spawnedAt,
-        boxStatus,
-        existing: /state: SQLite .*\(existing/.test(server.output())
-      }
-    })).pipe(Effect.map(({ value, stopMs }) => ({ ...value, stopMs })))
+  Effect.gen(function*() {
+    yield* freshCommand
+    const { value, stopMs } = yield* withServer({ label, args }, (server) =>
+      Effect.gen(function*() {
+        const answeredAt = yield* firstAnswer(server.origin)
+        const boxStatus = boxId === undefined ? undefined : yield* readBox(server.origin, boxId)
+        return {
+          command: server.command,
+          totalMs: answeredAt - server.spawnedAt,
+          listeningMs: server.listeningAt - server.spawnedAt,
+          boxStatus,
+          existing: /state: SQLite .*\(existing/.test(server.output())
+        }
+      }))
+    return { ...value, stopMs }
+  })
 
 /** Item 2. */
 const createThroughput = (settings: BenchSettings) =>
   Effect.gen(function*() {
+    yield* freshCommand
     const memory = yield* Throughput.runOne(settings, "boxkit serve (in memory)", Scenarios.serviceArgs(), Scenarios.createBox, 201)
     const durable = yield* Effect.scoped(Effect.gen(function*() {
       const dataDir = yield* temporaryDataDir
+      yield* freshCommand
       return yield* Throughput.runOne(settings, "boxkit serve --data-dir (SQLite)", durableArgs(dataDir), Scenarios.createBox, 201)
     }))
     return { memory, durable } satisfies DurableThroughputResults
@@ -214,7 +259,8 @@ const keysAndRestart = (settings: BenchSettings) =>
     const dataDir = yield* temporaryDataDir
     const held = yield* withServer(
       { label: "boxkit serve --data-dir (SQLite)", args: durableArgs(dataDir) },
-      (server) => Memory.createKeys(settings, server, settings.durableKeysMaxSeconds)
+      (server) => Memory.createKeys(settings, server, settings.durableKeysMaxSeconds),
+      spawnFresh
     )
     const { figures, boxId } = held.value
     if (boxId === undefined) return yield* Effect.dieMessage("GET /_local/state listed no box after the creations")
@@ -247,6 +293,7 @@ const keysAndRestart = (settings: BenchSettings) =>
         command: (taken[0]?.command ?? "").replace(/\S*boxkit-bench-[^/\s]+/g, "$TMPDIR/boxkit-bench-XXXXXX"),
         samplesMs: taken.map((sample) => sample.totalMs),
         medianMs: Stats.median(taken.map((sample) => sample.totalMs)),
+        listeningSamplesMs: taken.map((sample) => sample.listeningMs),
         medianListeningMs: Stats.median(taken.map((sample) => sample.listeningMs)),
         medianStopMs: Stats.median(taken.map((sample) => sample.stopMs)),
         ...(index === 0
@@ -287,11 +334,15 @@ const measureTogether = (settings: BenchSettings, servers: ReadonlyArray<Child.S
       { concurrency: "unbounded", discard: true }
     )
     const postgresBefore = postmaster === undefined ? Number.NaN : Proc.treeCpuTicks(postmaster)
+    const clientBefore = process.cpuUsage()
+    const from = performance.now()
     const results = yield* Effect.all(
       servers.map((server) => Load.measure(server, spec, { connections, warmupSeconds: 0, durationSeconds: settings.durationSeconds })),
       { concurrency: "unbounded" }
     )
     const postgresTicks = postmaster === undefined ? Number.NaN : Proc.treeCpuTicks(postmaster) - postgresBefore
+    const client = process.cpuUsage(clientBefore)
+    const wallSeconds = (performance.now() - from) / 1000
     const requests = results.reduce((sum, result) => sum + result.requests, 0)
     const serverCpuSeconds = results.reduce((sum, result) => sum + result.serverCpuSeconds, 0)
     return {
@@ -299,7 +350,10 @@ const measureTogether = (settings: BenchSettings, servers: ReadonlyArray<Child.S
       requestsPerSecond: results.reduce((sum, result) => sum + result.requestsPerSecond, 0),
       requests,
       serverCpuMicrosPerRequest: Stats.ratio(serverCpuSeconds * 1e6, requests),
-      postgresCpuMicrosPerRequest: Stats.ratio(Proc.ticksToMicros(postgresTicks), requests)
+      postgresCpuMicrosPerRequest: Stats.ratio(Proc.ticksToMicros(postgresTicks), requests),
+      serverCores: serverCpuSeconds / wallSeconds,
+      postgresCores: postgresTicks / Proc.clockTicksPerSecond / wallSeconds,
+      loadGeneratorCores: (client.user + client.system) / 1e6 / wallSeconds
     } satisfies InstancesRun
   })
 
@@ -317,10 +371,10 @@ const postgresPair = (settings: BenchSettings) =>
     const oneUrl = yield* Effect.promise(() => Postgres.createDatabase(database, "bench_one"))
     const pairUrl = yield* Effect.promise(() => Postgres.createDatabase(database, "bench_pair"))
     const spawnOn = (url: string, label: string) =>
-      Child.spawnServer({ label, args: [...Scenarios.serviceArgs(), "--database-url", url] })
+      spawnFresh({ label, args: [...Scenarios.serviceArgs(), "--database-url", url] })
     yield* Console.error(`  ${Scenarios.appsFind.title}: one instance in memory (reference)`)
     const memory = yield* Effect.scoped(Effect.gen(function*() {
-      const server = yield* Child.spawnServer({ label: "boxkit serve (in memory)", args: Scenarios.serviceArgs() })
+      const server = yield* spawnFresh({ label: "boxkit serve (in memory)", args: Scenarios.serviceArgs() })
       return yield* measureTogether(settings, [server], undefined)
     }))
     yield* Console.error(`  ${Scenarios.appsFind.title}: one instance on PostgreSQL`)
@@ -344,8 +398,9 @@ const postgresPair = (settings: BenchSettings) =>
 
 /** Runs items 2, 1 and 3 (one data directory), then 4. */
 export const run = Effect.fn("Durability.run")(function*(settings: BenchSettings) {
+  rebuilds = 0
   const throughput = yield* createThroughput(settings)
   const { keys, restart } = yield* keysAndRestart(settings)
   const postgres = yield* postgresPair(settings)
-  return { keys, throughput, restart, postgres } satisfies DurabilityResults
+  return { commandRebuilds: rebuilds, keys, throughput, restart, postgres } satisfies DurabilityResults
 })

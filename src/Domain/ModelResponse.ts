@@ -198,6 +198,29 @@ export const InputItem = Schema.Struct(
 const Nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Schema.NullOr(schema))
 
 /**
+ * The size limits of a create-response request, where the spec is silent (issue 17; docs/ASSUMPTIONS.md "Model
+ * responses"): `metadata` as the hosted Responses API limits it (at most 16 pairs, keys of at most 64 characters,
+ * values of at most 512), `model`, `user` and `prompt_cache_key` at most 256 characters, at most 128 `tools`, and an
+ * `input` of at most 8 MiB as JSON text (a string: its characters). Each is a 400 naming the field.
+ */
+export const requestLimits = {
+  metadataPairs: 16,
+  metadataKeyLength: 64,
+  metadataValueLength: 512,
+  modelLength: 256,
+  userLength: 256,
+  promptCacheKeyLength: 256,
+  tools: 128,
+  inputJsonLength: 8 * 1024 * 1024
+} as const
+
+const limitedString = (field: string, max: number) =>
+  Schema.String.pipe(Schema.maxLength(max, { message: () => `${field} must be at most ${max} characters` }))
+
+/** The JSON text length of an input (a string counts its characters). */
+const inputLength = (input: unknown): number => typeof input === "string" ? input.length : JSON.stringify(input).length
+
+/**
  * Body of POST /responses (spec). `model` and `input` are required; `input` is a non-empty string or a non-empty array
  * of input items. Field names the spec does not give follow the hosted Responses API (docs/ASSUMPTIONS.md):
  * `instructions` (system message), `include` ({@link includableValues}), `parallel_tool_calls` (no effect),
@@ -207,25 +230,48 @@ const Nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Sch
  */
 export const CreateResponseRequest = Schema.Struct({
   model: Schema.propertySignature(
-    Schema.String.pipe(Schema.minLength(1, { message: () => "model must not be empty" }))
+    Schema.String.pipe(
+      Schema.minLength(1, { message: () => "model must not be empty" }),
+      Schema.maxLength(requestLimits.modelLength, {
+        message: () => `model must be at most ${requestLimits.modelLength} characters`
+      })
+    )
   ).annotations({ missingMessage: () => "model is required" }),
   input: Schema.propertySignature(
     Schema.Union(
       Schema.String.pipe(Schema.minLength(1, { message: () => "input must have at least 1 character" })),
       Schema.Array(InputItem).pipe(Schema.minItems(1, { message: () => "input must have at least 1 item" }))
-    )
+    ).pipe(Schema.filter((input) => inputLength(input) <= requestLimits.inputJsonLength, {
+      message: () => `input must be at most ${requestLimits.inputJsonLength} characters as JSON text (8 MiB)`,
+      jsonSchema: {}
+    }))
   ).annotations({
     missingMessage: () => "input is required: a non-empty string or a non-empty array of input items (with prompt_token_ids send a placeholder string)"
   }),
   stream: Nullable(Schema.Boolean),
   background: Nullable(Schema.Boolean),
-  metadata: Nullable(Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
-    message: () => "metadata must be a map of string keys to string values"
-  })),
+  metadata: Nullable(
+    Schema.Record({
+      key: Schema.String.annotations({ jsonSchema: { maxLength: requestLimits.metadataKeyLength } }),
+      value: limitedString("a metadata value", requestLimits.metadataValueLength)
+    }).annotations({
+      message: () => "metadata must be a map of string keys to string values"
+    }).pipe(
+      Schema.filter((metadata) => Object.keys(metadata).length <= requestLimits.metadataPairs, {
+        message: () => `metadata must have at most ${requestLimits.metadataPairs} pairs`,
+        jsonSchema: { maxProperties: requestLimits.metadataPairs }
+      }),
+      Schema.filter((metadata) => {
+        const long = Object.keys(metadata).find((key) => key.length > requestLimits.metadataKeyLength)
+        return long === undefined ||
+          { path: [long], message: `a metadata key must be at most ${requestLimits.metadataKeyLength} characters` }
+      }, { jsonSchema: {} })
+    )
+  ),
   instructions: Nullable(Schema.String),
   include: Nullable(Schema.Array(Includable)),
   parallel_tool_calls: Nullable(Schema.Boolean),
-  prompt_cache_key: Nullable(Schema.String),
+  prompt_cache_key: Nullable(limitedString("prompt_cache_key", requestLimits.promptCacheKeyLength)),
   store: Nullable(Schema.Boolean),
   truncation: Nullable(Schema.Literal("disabled").annotations({ message: () => "truncation must be \"disabled\"" })),
   max_tool_calls: Nullable(Schema.Int.pipe(Schema.between(0, maxTokenId, {
@@ -237,8 +283,10 @@ export const CreateResponseRequest = Schema.Struct({
   temperature: Nullable(Schema.Number.pipe(Schema.between(0, 2, { message: () => "temperature must be from 0 to 2" }))),
   top_p: Nullable(Schema.Number.pipe(Schema.between(0, 1, { message: () => "top_p must be from 0 to 1" }))),
   prompt_token_ids: Schema.optional(PromptTokenIds),
-  user: Nullable(Schema.String),
-  tools: Nullable(Schema.Array(JsonValue)),
+  user: Nullable(limitedString("user", requestLimits.userLength)),
+  tools: Nullable(Schema.Array(JsonValue).pipe(Schema.maxItems(requestLimits.tools, {
+    message: () => `tools must have at most ${requestLimits.tools} items`
+  }))),
   tool_choice: Nullable(JsonValue),
   reasoning: Nullable(JsonValue),
   text: Nullable(JsonValue)

@@ -30,6 +30,7 @@
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Duration, Effect, Redacted } from "effect"
 import * as ApiError from "../../ApiError.js"
+import * as Json from "../../Domain/Json.js"
 import { defaultMaxBodyBytes, IdempotencyKeyHeader, IdempotentReplayedHeader } from "../../Contract/Api.js"
 import { currentPrincipal, type PrincipalShape } from "../../Contract/Principal.js"
 import * as ErrorResponse from "../http/ErrorResponse.js"
@@ -234,6 +235,12 @@ export const make: Effect.Effect<
     }
   }
 
+  /** True when the request says its body is JSON (or says nothing: the contract's bodies are JSON). */
+  const isJson = (request: HttpServerRequest.HttpServerRequest): boolean => {
+    const contentType = request.headers["content-type"]
+    return contentType === undefined || contentType.toLowerCase().includes("json")
+  }
+
   /** Step 7: the body is read; idempotency, then the contract. */
   function forward<E, R>(
     request: HttpServerRequest.HttpServerRequest,
@@ -241,6 +248,17 @@ export const make: Effect.Effect<
     run: Run<E, R>,
     body: Uint8Array
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> {
+    // JSON nested deeper than Json.maxDepth is refused before anything parses or decodes it (issue 17).
+    if (body.byteLength > Json.maxDepth * 2 && isJson(request)) {
+      const deep = Json.tooDeep(body)
+      if (deep !== undefined) {
+        return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.invalidRequest(
+          `The JSON body nests arrays and objects deeper than ${Json.maxDepth} levels` +
+            (deep.field !== null ? ` in ${deep.field}.` : "."),
+          deep.field
+        )))
+      }
+    }
     let forwarded = request
     if (request instanceof NodeRequest.LocalRequest) request.setBody(body)
     else forwarded = withBody(request, body)
