@@ -352,6 +352,8 @@ export const make = {
       status: 429,
       retryAfter
     }),
+  quotaExceeded: (message: string, code: string) =>
+    new QuotaExceededError({ message, param: null, code, status: 429 }),
   notImplemented: (message: string) =>
     new NotImplementedError({ message, param: null, code: "unimplemented", status: 501 }),
   server: (message = "The server failed to answer the request.", code: string | null = null) =>

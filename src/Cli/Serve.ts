@@ -22,6 +22,7 @@ import * as Admission from "../Server/pipeline/Admission.js"
 import * as Seed from "../Server/state/Seed.js"
 import * as UpstreamModel from "../Server/responses/UpstreamModel.js"
 import * as LocalRouteGuard from "../Server/http/LocalRouteGuard.js"
+import * as Quotas from "../Server/Quotas.js"
 import * as StateStore from "../Server/state/StateStore.js"
 
 /** Options of `serve` that cannot go together. */
@@ -97,6 +98,19 @@ const allowExampleKeys = Options.boolean("allow-example-keys").pipe(
   )
 )
 
+const quotaBoxes = Options.integer("quota-boxes").pipe(
+  Options.withDefault(Quotas.defaultQuotas.boxes),
+  Options.withDescription("Boxes not terminated an organization may have at once (quota_exceeded_error past it).")
+)
+const quotaBackgroundResponses = Options.integer("quota-background-responses").pipe(
+  Options.withDefault(Quotas.defaultQuotas.backgroundResponses),
+  Options.withDescription("Background responses in flight an organization may have at once.")
+)
+const quotaStoredMb = Options.integer("quota-stored-mb").pipe(
+  Options.withDefault(Quotas.defaultQuotas.storedBytes / (1024 * 1024)),
+  Options.withDescription("MiB an organization's clipboards and model responses may hold.")
+)
+
 const instanceTimeoutSeconds = Options.integer("instance-timeout-seconds").pipe(
   Options.withDefault(10),
   Options.withDescription(
@@ -147,6 +161,9 @@ export const serve = (options: {
   readonly databaseUrl?: Option.Option<Redacted.Redacted<string>>
   readonly instanceTimeoutSeconds?: number
   readonly allowExampleKeys?: boolean
+  readonly quotaBoxes?: number
+  readonly quotaBackgroundResponses?: number
+  readonly quotaStoredMb?: number
 }) =>
   Effect.gen(function*() {
     const faultSettings = yield* Either.match(
@@ -185,7 +202,14 @@ export const serve = (options: {
         settings: {
           newOrgInFlightCap: options.newOrgInFlightCap,
           faults: faultSettings,
-          instanceTimeout: Duration.seconds(options.instanceTimeoutSeconds ?? 10)
+          instanceTimeout: Duration.seconds(options.instanceTimeoutSeconds ?? 10),
+          quotas: {
+            boxes: options.quotaBoxes ?? Quotas.defaultQuotas.boxes,
+            backgroundResponses: options.quotaBackgroundResponses ?? Quotas.defaultQuotas.backgroundResponses,
+            storedBytes: options.quotaStoredMb !== undefined
+              ? options.quotaStoredMb * 1024 * 1024
+              : Quotas.defaultQuotas.storedBytes
+          }
         },
         state,
         languageModel: Option.match(options.modelUpstream ?? Option.none(), {
@@ -252,7 +276,10 @@ export const command = Command.make(
     dataDir,
     databaseUrl,
     instanceTimeoutSeconds,
-    allowExampleKeys
+    allowExampleKeys,
+    quotaBoxes,
+    quotaBackgroundResponses,
+    quotaStoredMb
   },
   serve
 ).pipe(Command.withDescription("Run the local box service (both {base_url} and {api_url} under /v1)."))

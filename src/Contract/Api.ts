@@ -227,6 +227,7 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
         .addSuccess(Box.CreateBoxResponse, { status: 201 })
         .addError(Errors.Conflict)
         .addError(Errors.IdempotentRequestInFlight)
+        .addError(Errors.QuotaExceeded)
         .annotate(Idempotent, true),
       {
         summary: "Create a box",
@@ -383,7 +384,8 @@ export class ClipboardGroup extends HttpApiGroup.make("clipboard")
         ))
         .addSuccess(Box.EmptyObject)
         .addError(Errors.Conflict)
-        .addError(Errors.NotImplemented),
+        .addError(Errors.NotImplemented)
+        .addError(Errors.QuotaExceeded),
       {
         summary: "Write the clipboard",
         description:
@@ -413,6 +415,7 @@ export class ResponsesGroup extends HttpApiGroup.make("responses")
         .addSuccess(ModelResponse.ModelResponse, { status: 202 })
         .addError(Errors.Conflict)
         .addError(Errors.IdempotentRequestInFlight)
+        .addError(Errors.QuotaExceeded)
         .annotate(Idempotent, true),
       {
         summary: "Create a model response",

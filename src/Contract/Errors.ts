@@ -18,6 +18,7 @@ export const Errors = {
   Conflict: ApiError.atStatus(ApiError.ConflictError, 409),
   IdempotentRequestInFlight: ApiError.atStatus(ApiError.ServerError, 409),
   RateLimit: ApiError.atStatus(ApiError.RateLimitError, 429),
+  QuotaExceeded: ApiError.atStatus(ApiError.QuotaExceededError, 429),
   Server: ApiError.atStatus(ApiError.ServerError, 500),
   NotImplemented: ApiError.atStatus(ApiError.NotImplementedError, 501),
   Unavailable: ApiError.atStatus(ApiError.ServerError, 503)

@@ -133,16 +133,34 @@ export const inspectState = Effect.gen(function*() {
   const idempotency = yield* Idempotency.IdempotencyStore
   const runtime = yield* BoxRuntime.BoxRuntime
   const admission = yield* Admission.Admission
+  const engine = yield* ResponseEngine.ResponseEngine
+  const config = yield* LocalServiceConfig
+  const usageOf = (orgId: string) =>
+    Effect.gen(function*() {
+      const held = yield* boxes.usage(orgId)
+      return {
+        boxes: held.activeBoxes,
+        background_responses: yield* engine.backgroundInFlight(orgId),
+        stored_bytes: held.clipboardBytes + (yield* responses.storedBytes(orgId))
+      }
+    })
   return {
     guest_schema_version: yield* runtime.currentVersion,
     in_flight: yield* admission.inFlight,
     draining: yield* admission.isDraining,
     idempotency_keys: yield* idempotency.size,
-    organizations: (yield* identity.organizations).map((organization) => ({
-      id: organization.id,
-      credits: organization.credits,
-      created_at: new Date(organization.createdAtMillis).toISOString()
-    })),
+    quotas: {
+      boxes: config.quotas.boxes,
+      background_responses: config.quotas.backgroundResponses,
+      stored_bytes: config.quotas.storedBytes
+    },
+    organizations: yield* Effect.forEach(yield* identity.organizations, (organization) =>
+      Effect.map(usageOf(organization.id), (usage) => ({
+        id: organization.id,
+        credits: organization.credits,
+        created_at: new Date(organization.createdAtMillis).toISOString(),
+        usage
+      }))),
     boxes: (yield* boxes.list).map((box) => ({
       id: box.id,
       org_id: box.orgId,
@@ -215,6 +233,8 @@ export const localRoutes = (options: AppOptions = {}) =>
       | BoxRuntime.BoxRuntime
       | Admission.Admission
       | FaultInjection.FaultInjection
+      | ResponseEngine.ResponseEngine
+      | LocalServiceConfig
     >()
     const runtime = yield* BoxRuntime.BoxRuntime
     return (request: HttpServerRequest.HttpServerRequest, path: string) =>

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { Context, Duration, Layer } from "effect"
+import { defaultQuotas, type QuotaSettings } from "./Quotas.js"
 
 /**
  * The kinds of fault the local service can inject (`boxkit serve --faults`, see FaultInjection.ts): a 429 with
@@ -79,6 +80,8 @@ export interface LocalServiceSettings {
   readonly backgroundDelay: Duration.Duration
   /** `Retry-After` sent with 503 while draining and 429 from the in-flight cap (default 1 s). */
   readonly retryAfter: Duration.Duration
+  /** Quotas of every organization (Quotas.ts; default {@link defaultQuotas}). */
+  readonly quotas: QuotaSettings
   /** Faults injected into `/v1` requests (default {@link noFaults}; `boxkit serve --faults`). */
   readonly faults: FaultSettings
   /**
@@ -105,6 +108,7 @@ export const defaults: LocalServiceSettings = {
   responseRetention: Duration.minutes(10),
   backgroundDelay: Duration.millis(20),
   retryAfter: Duration.seconds(1),
+  quotas: defaultQuotas,
   faults: noFaults,
   requestTracing: false
 }

@@ -16,6 +16,8 @@ import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import { usesSecrets } from "../../Domain/EgressPolicy.js"
 import { AppId, BoxId, mint } from "../../Domain/Ids.js"
 import { operate, requireOrganization } from "../boxes/BoxAccess.js"
+import { LocalServiceConfig } from "../LocalServiceConfig.js"
+import * as Quotas from "../Quotas.js"
 import { baseImageOf, baseImages, BoxRuntime } from "../boxes/BoxRuntime.js"
 import * as ContractRoutes from "../http/fast/ContractRoutes.js"
 import {
@@ -83,11 +85,13 @@ export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
     const policies = yield* EgressPolicies
     const tcpAddresses = yield* TcpAddresses
     const runtime = yield* BoxRuntime
+    const config = yield* LocalServiceConfig
 
     const create = (payload: Box.CreateBoxRequest) =>
       Effect.gen(function*() {
         const principal = yield* Principal
         const orgId = yield* requireOrganization(principal)
+        yield* Quotas.checkBoxes(config.quotas, (yield* boxes.usage(orgId)).activeBoxes)
         const visibility = payload.visibility ?? "org"
         if (visibility === "private" && principal.userId === null) {
           return yield* Effect.fail(ApiError.make.permission("Creating a private box needs a user-scoped API key."))

@@ -10,11 +10,13 @@
  */
 import { Effect } from "effect"
 import * as ApiError from "../../ApiError.js"
+import { LocalServiceConfig } from "../LocalServiceConfig.js"
+import * as Quotas from "../Quotas.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { operate } from "../boxes/BoxAccess.js"
 import * as ContractRoutes from "../http/fast/ContractRoutes.js"
-import { Boxes } from "../state/Repositories.js"
+import { Boxes, Responses } from "../state/Repositories.js"
 
 
 /** The media type of a Content-Type header without parameters, lowercased; None for types the clipboard refuses. */
@@ -27,6 +29,8 @@ export const clipboardMediaType = (contentType: string | undefined): string | un
 export const layer = ContractRoutes.group(BoxServiceApi, "clipboard", (handlers) =>
   Effect.gen(function*() {
     const boxes = yield* Boxes
+    const responses = yield* Responses
+    const config = yield* LocalServiceConfig
     return handlers.handleRaw("write", ({ headers, path, request }) =>
       Effect.gen(function*() {
         const mediaType = clipboardMediaType(request.headers["content-type"])
@@ -49,6 +53,11 @@ export const layer = ContractRoutes.group(BoxServiceApi, "clipboard", (handlers)
               ))
             }
             const bytes = new Uint8Array(yield* Effect.orDie(request.arrayBuffer))
+            // The organization's stored bytes, without what this clipboard holds now (the write replaces it).
+            const usage = yield* boxes.usage(box.orgId)
+            const stored = usage.clipboardBytes - (box.clipboard?.bytes.byteLength ?? 0) +
+              (yield* responses.storedBytes(box.orgId))
+            yield* Quotas.checkStoredBytes(config.quotas, stored, bytes.byteLength)
             // At most Box.maxClipboardBytes: the request pipeline refused a larger body (the operation's body limit).
             // Written only while the box is still running (it may have been paused since it was read).
             const written = { ok: false }

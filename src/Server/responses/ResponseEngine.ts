@@ -71,6 +71,8 @@ export class ResponseEngine extends Context.Tag("boxkit/server/ResponseEngine")<
     principal: PrincipalShape,
     id: string
   ) => Effect.Effect<ModelResponse.ModelResponse, ApiError.NotFoundError>
+  /** Background responses of organization `orgId` accepted (or taken over) by this instance and not finished. */
+  readonly backgroundInFlight: (orgId: string) => Effect.Effect<number>
 }>() {}
 
 /**
@@ -96,6 +98,13 @@ export const layerWith = (options: EngineOptions = {}) =>
       const finish = Completion.make(responses, webhooks, transactions)
 
       const session = ResponseSession.make({ model, promptCache, finish })
+      /** Background responses in flight per organization (Quotas.ts), counted from acceptance to the end of its job. */
+      const inFlight = new Map<string, number>()
+      const countJob = (orgId: string, sign: 1 | -1) => {
+        const next = (inFlight.get(orgId) ?? 0) + sign
+        if (next <= 0) inFlight.delete(orgId)
+        else inFlight.set(orgId, next)
+      }
 
       /**
        * The event stream of one streamed response from `base` (status in_progress) to its terminal event; the model
@@ -214,10 +223,12 @@ export const layerWith = (options: EngineOptions = {}) =>
               start(principal, prepared, "queued"),
               (queued) => durableWork.addJob({ responseId: queued.id, orgId: orgOf(principal), prepared, notBeforeMillis })
             ))
+            countJob(orgOf(principal), 1)
             yield* Queue.offer(jobs, { orgId: orgOf(principal), prepared, queued, notBeforeMillis })
             return queued
           }),
-        retrieve
+        retrieve,
+        backgroundInFlight: (orgId) => Effect.sync(() => inFlight.get(orgId) ?? 0)
       }
 
       /**
@@ -232,7 +243,7 @@ export const layerWith = (options: EngineOptions = {}) =>
           yield* responses.update(job.queued.id, (record) => ({ ...record, object: inProgress }))
           yield* runDirect(job.orgId, "background", job.prepared, inProgress)
           yield* durableWork.finishJob(job.queued.id)
-        }).pipe(Effect.catchAllCause((cause) =>
+        }).pipe(Effect.ensuring(Effect.sync(() => countJob(job.orgId, -1))), Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.logError("background response failed", cause)
         ))
 
@@ -248,6 +259,7 @@ export const layerWith = (options: EngineOptions = {}) =>
           }
           const queued = new ModelResponse.ModelResponse({ ...record.value.object, status: "queued" }, true)
           const prepared = { ...stored.prepared, webhookToken: record.value.webhookToken }
+          countJob(stored.orgId, 1)
           yield* Queue.offer(jobs, { orgId: stored.orgId, prepared, queued, notBeforeMillis: stored.notBeforeMillis })
         })
       if (durableWork.resumable) {

@@ -168,7 +168,15 @@ export class Boxes extends Context.Tag("boxkit/server/Boxes")<Boxes, {
   readonly creating: (createdBeforeMillis: number) => Effect.Effect<ReadonlyArray<BoxRecord>>
   /** True when a box of organization `orgId` has `hostname` among the custom domains of one of its listeners. */
   readonly hasCustomDomain: (orgId: string, hostname: string) => Effect.Effect<boolean>
+  /** What organization `orgId`'s boxes hold: boxes not terminated, and the bytes on their clipboards. */
+  readonly usage: (orgId: string) => Effect.Effect<BoxUsage>
 }>() {}
+
+/** What an organization's boxes hold (Quotas.ts). */
+export interface BoxUsage {
+  readonly activeBoxes: number
+  readonly clipboardBytes: number
+}
 
 /**
  * The runtime version (`guest_schema_version`) new boots use, when it was raised (`POST /_local/runtime`); None
@@ -211,7 +219,12 @@ export class Responses extends Context.Tag("boxkit/server/Responses")<Responses,
   readonly update: (id: string, f: (record: ResponseRecord) => ResponseRecord) => Effect.Effect<Option.Option<ResponseRecord>>
   readonly remove: (id: string) => Effect.Effect<void>
   readonly list: Effect.Effect<ReadonlyArray<ResponseRecord>>
+  /** The bytes organization `orgId`'s response records take, as JSON text (Quotas.ts). */
+  readonly storedBytes: (orgId: string) => Effect.Effect<number>
 }>() {}
+
+/** The size of a response record as JSON text (its object: input, output, metadata), in bytes. */
+export const responseBytes = (record: ResponseRecord): number => Buffer.byteLength(JSON.stringify(record.object), "utf8")
 
 /** One use of the owner override, with its reason (spec: Authentication 7: "goes into the organization's audit log"). */
 export interface AuditEntry {
@@ -343,14 +356,25 @@ const deadlineOf = (record: BoxRecord): number | undefined =>
     ? record.createdAtMillis + record.maxLifetimeSeconds * 1000
     : undefined
 
-/** In-memory Boxes, with an index of the boxes that have a lifetime (id to deadline, Unix ms). */
+/**
+ * In-memory Boxes, with an index of the boxes that have a lifetime (id to deadline, Unix ms) and each organization's
+ * usage kept as boxes change.
+ */
 export const boxesMemory = Layer.sync(Boxes, () => {
   const store = mapStore<BoxRecord>()
   const deadlines = new Map<string, number>()
+  const usages = new Map<string, { activeBoxes: number; clipboardBytes: number }>()
   const index = (record: BoxRecord) => {
     const deadline = deadlineOf(record)
     if (deadline === undefined) deadlines.delete(record.id)
     else deadlines.set(record.id, deadline)
+  }
+  /** Adds `sign` times what `record` holds to its organization's usage. */
+  const count = (record: BoxRecord, sign: 1 | -1) => {
+    let usage = usages.get(record.orgId)
+    if (usage === undefined) usages.set(record.orgId, usage = { activeBoxes: 0, clipboardBytes: 0 })
+    if (record.status !== "terminated") usage.activeBoxes += sign
+    usage.clipboardBytes += sign * (record.clipboard?.bytes.byteLength ?? 0)
   }
   return {
     get: store.get,
@@ -358,6 +382,7 @@ export const boxesMemory = Layer.sync(Boxes, () => {
       Effect.sync(() => {
         store.map.set(record.id, record)
         index(record)
+        count(record, 1)
       }),
     update: (id, f) =>
       Effect.sync(() => {
@@ -366,7 +391,16 @@ export const boxesMemory = Layer.sync(Boxes, () => {
         const next = f(current)
         store.map.set(id, next)
         if (next.status !== current.status || next.maxLifetimeSeconds !== current.maxLifetimeSeconds) index(next)
+        if (next.status !== current.status || next.clipboard !== current.clipboard) {
+          count(current, -1)
+          count(next, 1)
+        }
         return Option.some(next)
+      }),
+    usage: (orgId) =>
+      Effect.sync(() => {
+        const usage = usages.get(orgId)
+        return { activeBoxes: usage?.activeBoxes ?? 0, clipboardBytes: usage?.clipboardBytes ?? 0 }
       }),
     list: store.list,
     creating: (createdBeforeMillis) =>
@@ -426,15 +460,45 @@ export const tcpAddressesMemory = Layer.sync(TcpAddresses, () => {
   }
 })
 
-/** In-memory Responses. */
+/** In-memory Responses, with each organization's stored bytes kept as records change. */
 export const responsesMemory = Layer.sync(Responses, () => {
   const store = mapStore<ResponseRecord>()
+  const sizes = new Map<string, number>()
+  const bytesByOrg = new Map<string, number>()
+  const account = (record: ResponseRecord | undefined, sign: 1 | -1) => {
+    if (record === undefined) return
+    const size = sign === 1 ? responseBytes(record) : (sizes.get(record.id) ?? 0)
+    if (sign === 1) sizes.set(record.id, size)
+    else sizes.delete(record.id)
+    bytesByOrg.set(record.orgId, (bytesByOrg.get(record.orgId) ?? 0) + sign * size)
+  }
   return {
     get: store.get,
-    insert: (record) => store.insert(record.id, record),
-    update: store.update,
-    remove: (id) => Effect.sync(() => void store.map.delete(id)),
-    list: store.list
+    insert: (record) =>
+      Effect.sync(() => {
+        account(store.map.get(record.id), -1)
+        store.map.set(record.id, record)
+        account(record, 1)
+      }),
+    update: (id, f) =>
+      Effect.sync(() => {
+        const current = store.map.get(id)
+        if (current === undefined) return Option.none<ResponseRecord>()
+        const next = f(current)
+        store.map.set(id, next)
+        if (next.object !== current.object) {
+          account(current, -1)
+          account(next, 1)
+        }
+        return Option.some(next)
+      }),
+    remove: (id) =>
+      Effect.sync(() => {
+        account(store.map.get(id), -1)
+        store.map.delete(id)
+      }),
+    list: store.list,
+    storedBytes: (orgId) => Effect.sync(() => bytesByOrg.get(orgId) ?? 0)
   }
 })
 

@@ -36,6 +36,7 @@ const schema = (bytes: string, sequenceKey: string): ReadonlyArray<string> => [
     UNIQUE (org_id, address))`,
   `CREATE TABLE responses (id TEXT PRIMARY KEY, org_id TEXT NOT NULL, record TEXT NOT NULL, webhook_token TEXT,
     first_delivered_at_millis BIGINT)`,
+  `CREATE INDEX responses_org ON responses (org_id)`,
   `CREATE TABLE audit_log (seq ${sequenceKey}, entry TEXT NOT NULL)`,
   `CREATE TABLE webhook_deliveries (seq ${sequenceKey}, response_id TEXT NOT NULL, entry TEXT NOT NULL)`,
   `CREATE TABLE idempotency_keys (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,

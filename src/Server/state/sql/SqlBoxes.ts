@@ -9,7 +9,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { type BoxRecord, Boxes } from "../Repositories.js"
-import { bytesOf, textOrNull } from "./Rows.js"
+import { bytesOf, numberOf, textOrNull } from "./Rows.js"
 import { forUpdate, modify } from "./SqlRepositories.js"
 
 type Row = Record<string, unknown>
@@ -64,6 +64,12 @@ export const boxes = Layer.effect(
         rows(sql`${select} WHERE deadline_millis IS NOT NULL AND deadline_millis <= ${nowMillis}`),
       creating: (createdBeforeMillis) =>
         rows(sql`${select} WHERE status = 'creating' AND created_at_millis < ${createdBeforeMillis}`),
+      usage: (orgId) =>
+        Effect.orDie(Effect.map(
+          sql`SELECT count(*) FILTER (WHERE status <> 'terminated') AS active,
+            coalesce(sum(length(clipboard)), 0) AS clipboard FROM boxes WHERE org_id = ${orgId}`,
+          (found) => ({ activeBoxes: numberOf(found[0].active), clipboardBytes: numberOf(found[0].clipboard) })
+        )),
       hasCustomDomain: (orgId, hostname) =>
         // The JSON text narrows the rows; the decoded listeners decide.
         Effect.map(

@@ -318,6 +318,10 @@ export const responses = Layer.effect(
           sql`UPDATE responses SET record = ${document(next)}, webhook_token = ${token(next)},
             first_delivered_at_millis = ${next.firstDeliveredAtMillis} WHERE id = ${id}`),
       remove: (id) => orDie(sql`DELETE FROM responses WHERE id = ${id}`),
+      storedBytes: (orgId) =>
+        orDie(sql`SELECT coalesce(sum(length(record)), 0) AS bytes FROM responses WHERE org_id = ${orgId}`).pipe(
+          Effect.map((rows) => numberOf(rows[0].bytes))
+        ),
       list: orDie(sql`SELECT * FROM responses ORDER BY id`).pipe(Effect.map((rows) => rows.map(decode)))
     }
   })

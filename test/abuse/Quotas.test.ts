@@ -1,0 +1,63 @@
+/**
+ * Quotas per organization (issue 17; src/Server/Quotas.ts), as a key holder who creates without end would meet them:
+ * boxes not terminated, background responses in flight, stored bytes (clipboards and response records). Each is a
+ * 429 `quota_exceeded_error` with the quota's code that changes nothing; freeing what is held clears it; another
+ * organization is not affected; `/_local/state` shows the usage against the quotas.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, TestClock } from "effect"
+import * as C from "../conformance/support/Conformance.js"
+
+const expectQuota = (answer: C.RawResponse, code: string) => {
+  C.expectError(answer, 429, "quota_exceeded_error", { code })
+  expect(answer.headers["retry-after"]).toBeUndefined()
+}
+
+const organization = (state: any, id: string) => state.organizations.find((entry: any) => entry.id === id)
+
+describe("quotas per organization", () => {
+  it.effect("boxes not terminated: the next create is refused and makes nothing; a termination frees a place", () =>
+    C.withService({ quotas: { boxes: 2, backgroundResponses: 1000, storedBytes: 1 << 30 } })(Effect.gen(function*() {
+      const first = yield* C.createBox({ name: "q1" })
+      yield* C.createBox({ name: "q2" })
+      expectQuota(yield* C.post("/v1/boxes", C.boxBody({ name: "q3" })), "boxes")
+      const state = yield* C.state
+      expect(state.boxes.some((box: any) => box.name === "q3")).toBe(false)
+      expect(organization(state, "org_acme").usage.boxes).toBe(2)
+      expect(state.quotas.boxes).toBe(2)
+      expect((yield* C.post(`/v1/boxes/${first}/terminate`, undefined)).status).toBe(200)
+      expect((yield* C.post("/v1/boxes", C.boxBody({ name: "q3" }))).status).toBe(201)
+    })))
+
+  it.effect("stored bytes: a clipboard write or a response that would pass the quota is refused", () =>
+    C.withService({ quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 64 * 1024 } })(Effect.gen(function*() {
+      const boxId = yield* C.runningBox()
+      const write = (bytes: number) =>
+        C.request(`/v1/boxes/${boxId}/clipboard`, {
+          method: "PUT",
+          headers: C.auth("sk_acme_org", { "content-type": "text/plain" }),
+          body: "x".repeat(bytes)
+        })
+      expect((yield* write(40 * 1024)).status).toBe(200)
+      // Replacing the clipboard counts the new bytes, not both.
+      expect((yield* write(60 * 1024)).status).toBe(200)
+      expectQuota(yield* write(70 * 1024), "stored_bytes")
+      expectQuota(yield* C.post("/v1/responses", { model: "boxkit-local", input: "y".repeat(10 * 1024) }), "stored_bytes")
+      expect(organization(yield* C.state, "org_acme").usage.stored_bytes).toBe(60 * 1024)
+      // Another organization has its own quota.
+      expect((yield* C.post("/v1/responses", { model: "boxkit-local", input: "hello" }, "sk_ada_personal")).status).not.toBe(429)
+    })))
+
+  it.effect("background responses in flight: the next one is refused until one finishes", () =>
+    C.withService({ quotas: { boxes: 1000, backgroundResponses: 2, storedBytes: 1 << 30 } })(Effect.gen(function*() {
+      // The background delay runs on the TestClock: accepted responses wait until it is moved.
+      const background = () => C.post("/v1/responses", { model: "boxkit-local", input: "x", background: true })
+      expect((yield* background()).status).toBe(202)
+      expect((yield* background()).status).toBe(202)
+      expectQuota(yield* background(), "background_responses")
+      expect(organization(yield* C.state, "org_acme").usage.background_responses).toBe(2)
+      yield* TestClock.adjust("1 second")
+      yield* C.awaitState((state) => organization(state, "org_acme").usage.background_responses === 0)
+      expect((yield* background()).status).toBe(202)
+    })))
+})
