@@ -24,7 +24,7 @@ import { LanguageModel } from "./LanguageModel.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { PromptCache } from "./PromptCache.js"
 import { DurableWork, type StoredJob } from "../state/DurableWork.js"
-import { Responses } from "../state/Repositories.js"
+import { Logs, Responses } from "../state/Repositories.js"
 import { Transactions } from "../state/Transactions.js"
 import { initialObject, type Prepared } from "./ResponseRequest.js"
 import * as ResponseSession from "./ResponseSession.js"
@@ -93,7 +93,12 @@ export const layerWith = (options: EngineOptions = {}) =>
       const jobs = yield* Queue.unbounded<BackgroundJob>()
       const retentionMillis = Duration.toMillis(config.responseRetention)
       const promptCache = new PromptCache()
-      const retention = Retention.make(responses, retentionMillis)
+      const retention = Retention.make(responses, yield* Logs, retentionMillis)
+      yield* retention.sweep.pipe(
+        Effect.catchAllCause((cause) => Effect.logError("sweeping expired results failed", cause)),
+        Effect.repeat(Schedule.spaced(Retention.sweepInterval)),
+        Effect.forkScoped
+      )
 
       const finish = Completion.make(responses, webhooks, transactions)
 
@@ -161,7 +166,6 @@ export const layerWith = (options: EngineOptions = {}) =>
       const start = (principal: PrincipalShape, prepared: Prepared, status: ModelResponse.ResponseStatus) =>
         Effect.gen(function*() {
           yield* Tokenizer.load
-          yield* retention.sweep
           const object = initialObject(`resp_${hex32()}`, yield* now, prepared, status)
           yield* responses.insert({
             id: object.id,

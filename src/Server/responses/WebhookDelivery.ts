@@ -244,7 +244,9 @@ export const layer = (options: DeliveryOptions = {}) =>
             const previous = position
             position = next
             return Effect.zipRight(work.progressDelivery(delivery.responseId, next), next.round > previous.round
-              ? Effect.logWarning("completion webhook round failed").pipe(Effect.annotateLogs({
+              // At debug level: thousands of deliveries to a dead receiver must not flood the log (issue 17); giving
+              // up is an error.
+              ? Effect.logDebug("completion webhook round failed").pipe(Effect.annotateLogs({
                 response_id: delivery.responseId,
                 round: previous.round,
                 next_round_in_ms: Duration.toMillis(roundDelay(previous.round))

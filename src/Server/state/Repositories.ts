@@ -223,8 +223,28 @@ export class Responses extends Context.Tag("boxkit/server/Responses")<Responses,
   readonly storedBytes: (orgId: string) => Effect.Effect<number>
 }>() {}
 
-/** The size of a response record as JSON text (its object: input, output, metadata), in bytes. */
-export const responseBytes = (record: ResponseRecord): number => Buffer.byteLength(JSON.stringify(record.object), "utf8")
+/** The JSON text size of inputs already measured (an input is shared by every version of its record). */
+const inputSizes = new WeakMap<object, number>()
+
+/** The size of a response's input as JSON text, in bytes: measured once per input. */
+const inputBytes = (input: unknown): number => {
+  if (typeof input === "string") return Buffer.byteLength(input, "utf8") + 2
+  if (typeof input !== "object" || input === null) return 0
+  const known = inputSizes.get(input)
+  if (known !== undefined) return known
+  const size = Buffer.byteLength(JSON.stringify(input), "utf8")
+  inputSizes.set(input, size)
+  return size
+}
+
+/**
+ * The size of a response record as JSON text (its object: input, output, metadata), in bytes; the input, by far the
+ * largest part, is measured once however often the record changes.
+ */
+export const responseBytes = (record: ResponseRecord): number => {
+  const { input, ...rest } = record.object as unknown as { readonly input: unknown }
+  return inputBytes(input) + Buffer.byteLength(JSON.stringify(rest), "utf8")
+}
 
 /** One use of the owner override, with its reason (spec: Authentication 7: "goes into the organization's audit log"). */
 export interface AuditEntry {
@@ -254,6 +274,8 @@ export class Logs extends Context.Tag("boxkit/server/Logs")<Logs, {
   readonly auditLog: Effect.Effect<ReadonlyArray<AuditEntry>>
   readonly delivery: (entry: WebhookDeliveryEntry) => Effect.Effect<void>
   readonly deliveries: Effect.Effect<ReadonlyArray<WebhookDeliveryEntry>>
+  /** Forgets the delivery log entries written before `beforeMillis` (Unix ms): the log is kept as long as results. */
+  readonly pruneDeliveries: (beforeMillis: number) => Effect.Effect<void>
 }>() {}
 
 const mapStore = <A>() => {
@@ -510,7 +532,14 @@ export const logsMemory = Layer.sync(Logs, () => {
     audit: (entry) => Effect.sync(() => void audit.push(entry)),
     auditLog: Effect.sync(() => [...audit]),
     delivery: (entry) => Effect.sync(() => void deliveries.push(entry)),
-    deliveries: Effect.sync(() => [...deliveries])
+    deliveries: Effect.sync(() => [...deliveries]),
+    pruneDeliveries: (beforeMillis) =>
+      Effect.sync(() => {
+        // Entries are appended in time order: the old ones are a prefix.
+        let count = 0
+        while (count < deliveries.length && Date.parse(deliveries[count].at) < beforeMillis) count++
+        if (count > 0) deliveries.splice(0, count)
+      })
   }
 })
 

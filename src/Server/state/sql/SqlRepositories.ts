@@ -338,8 +338,9 @@ export const logs = Layer.effect(
         Effect.map((rows) => rows.map((row): AuditEntry => JSON.parse(String(row.entry))))
       ),
       delivery: (entry) =>
-        orDie(sql`INSERT INTO webhook_deliveries (response_id, entry)
-          VALUES (${entry.response_id}, ${JSON.stringify(entry)})`),
+        orDie(sql`INSERT INTO webhook_deliveries (response_id, at_millis, entry)
+          VALUES (${entry.response_id}, ${Date.parse(entry.at)}, ${JSON.stringify(entry)})`),
+      pruneDeliveries: (beforeMillis) => orDie(sql`DELETE FROM webhook_deliveries WHERE at_millis < ${beforeMillis}`),
       deliveries: orDie(sql`SELECT entry FROM webhook_deliveries ORDER BY seq`).pipe(
         Effect.map((rows) => rows.map((row): WebhookDeliveryEntry => JSON.parse(String(row.entry))))
       )
