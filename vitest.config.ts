@@ -30,7 +30,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "sqlite",
-          include: ["test/conformance/**/*.test.ts"],
+          include: ["test/conformance/**/*.test.ts", "test/abuse/Quotas.test.ts"],
           exclude: [
             "test/conformance/Fuzz.test.ts",
             "test/conformance/Validation.test.ts",

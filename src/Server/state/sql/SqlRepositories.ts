@@ -26,6 +26,7 @@ import {
   Logs,
   type PolicyRecord,
   type ResponseRecord,
+  responseBytes,
   Responses,
   RuntimeVersion,
   Secrets,
@@ -307,20 +308,42 @@ export const responses = Layer.effect(
     const document = (record: ResponseRecord) =>
       JSON.stringify({ keyId: record.keyId, object: record.object, webhookUrl: record.webhookUrl })
     const token = (record: ResponseRecord) => record.webhookToken === null ? null : Redacted.value(record.webhookToken)
+    /** Adds to an organization's stored response bytes (`org_usage`), in the transaction of the change. */
+    const countBytes = (orgId: string, bytes: number) =>
+      bytes === 0
+        ? Effect.void
+        : sql`INSERT INTO org_usage (org_id, response_bytes) VALUES (${orgId}, ${bytes})
+            ON CONFLICT (org_id) DO UPDATE SET response_bytes = org_usage.response_bytes + ${bytes}`
     return {
       get: (id) =>
         orDie(sql`SELECT * FROM responses WHERE id = ${id}`).pipe(Effect.map((rows) => Option.map(first(rows), decode))),
       insert: (record) =>
-        orDie(sql`INSERT INTO responses (id, org_id, record, webhook_token, first_delivered_at_millis)
-          VALUES (${record.id}, ${record.orgId}, ${document(record)}, ${token(record)}, ${record.firstDeliveredAtMillis})`),
+        orDie(sql.withTransaction(Effect.gen(function*() {
+          const bytes = responseBytes(record)
+          yield* sql`INSERT INTO responses (id, org_id, record, webhook_token, first_delivered_at_millis, bytes)
+            VALUES (${record.id}, ${record.orgId}, ${document(record)}, ${token(record)},
+              ${record.firstDeliveredAtMillis}, ${bytes})`
+          yield* countBytes(record.orgId, bytes)
+        }))),
       update: (id, f) =>
-        modify(sql, sql`SELECT * FROM responses WHERE id = ${id} ${forUpdate(sql)}`, decode, f, (next) =>
-          sql`UPDATE responses SET record = ${document(next)}, webhook_token = ${token(next)},
-            first_delivered_at_millis = ${next.firstDeliveredAtMillis} WHERE id = ${id}`),
-      remove: (id) => orDie(sql`DELETE FROM responses WHERE id = ${id}`),
+        modify(sql, sql`SELECT * FROM responses WHERE id = ${id} ${forUpdate(sql)}`, decode, f, (next, current) =>
+          Effect.gen(function*() {
+            const bytes = next.object === current.object ? undefined : responseBytes(next)
+            if (bytes !== undefined) {
+              yield* countBytes(next.orgId, bytes - responseBytes(current))
+            }
+            yield* sql`UPDATE responses SET record = ${document(next)}, webhook_token = ${token(next)},
+              first_delivered_at_millis = ${next.firstDeliveredAtMillis}, bytes = ${bytes ?? responseBytes(current)}
+              WHERE id = ${id}`
+          })),
+      remove: (id) =>
+        orDie(sql.withTransaction(Effect.gen(function*() {
+          const removed = yield* sql`DELETE FROM responses WHERE id = ${id} RETURNING org_id, bytes`
+          if (removed.length === 1) yield* countBytes(String(removed[0].org_id), -numberOf(removed[0].bytes))
+        }))),
       storedBytes: (orgId) =>
-        orDie(sql`SELECT coalesce(sum(length(record)), 0) AS bytes FROM responses WHERE org_id = ${orgId}`).pipe(
-          Effect.map((rows) => numberOf(rows[0].bytes))
+        orDie(sql`SELECT response_bytes FROM org_usage WHERE org_id = ${orgId}`).pipe(
+          Effect.map((rows) => rows.length === 0 ? 0 : numberOf(rows[0].response_bytes))
         ),
       list: orDie(sql`SELECT * FROM responses ORDER BY id`).pipe(Effect.map((rows) => rows.map(decode)))
     }
