@@ -19,6 +19,8 @@ export * as LocalServiceConfig from "./Server/LocalServiceConfig.js"
  * (SQLite, PostgreSQL), their own entry point so that the SQL clients load only when used. @since 0.1.0
  */
 export * as StateStore from "./Server/state/StateStore.js"
+/** Quotas per organization of the local box service (boxes, background responses, stored bytes). @since 0.1.0 */
+export * as Quotas from "./Server/Quotas.js"
 /** The seed file format of the local box service. @since 0.1.0 */
 export * as Seed from "./Server/state/Seed.js"
 /** The example seed (`org_acme`, keys `sk_acme_org`, `sk_acme_ada`, ...). @since 0.1.0 */
