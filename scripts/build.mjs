@@ -134,7 +134,9 @@ export const buildCommand = async () => {
       sourcesContent: false,
       outExtension: { ".js": ".cjs" },
       // Native or optional modules stay outside the bundle (loaded from node_modules when present).
-      external: ["msgpackr-extract", "bufferutil", "utf-8-validate"],
+      // The database drivers of durable state come with its optional peers (@effect/sql-libsql, @effect/sql-pg):
+      // loaded from node_modules when `serve --data-dir` or `--database-url` asks for them (libsql is native).
+      external: ["msgpackr-extract", "bufferutil", "utf-8-validate", "@libsql/client", "pg"],
       plugins: [{
         // The tokenizer tables (about 3 MB, needed only by the first response) stay outside: their `import()`
         // becomes a `require` of dist/cjs/Server/responses/TokenizerTables.js when they are first needed.

@@ -141,7 +141,9 @@ const explain = (error: unknown, command: string): Explained => {
   if (error instanceof StateStore.StateStoreError) {
     return {
       what: `cannot open the state store: ${error.message}`,
-      fix: "check --data-dir (a directory this user can write, used by no other boxkit serve) or --database-url " +
+      fix: error.message.includes("npm install")
+        ? "install them next to boxkit, then run the command again"
+        : "check --data-dir (a directory this user can write, used by no other boxkit serve) or --database-url " +
         "(BOXKIT_DATABASE_URL: a PostgreSQL database that exists and accepts the user)"
     }
   }

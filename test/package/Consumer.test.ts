@@ -117,10 +117,7 @@ describe("the installed package", { timeout: 240_000 }, () => {
       "effect",
       "@effect/platform",
       "@effect/platform-node",
-      "@effect/experimental",
-      "@effect/sql",
-      "@effect/sql-libsql",
-      "@effect/sql-pg"
+      "@effect/experimental"
     ].map((name) =>
       `${name} ${JSON.parse(readFileSync(join(project, "node_modules", name, "package.json"), "utf8")).version}`
     )
@@ -190,8 +187,21 @@ describe("the installed package", { timeout: 240_000 }, () => {
     console.log(`client-only bundle: ${(size / 1024).toFixed(0)} KiB minified, ${clientOnly.length} modules`)
   })
 
-  it("serves with --data-dir from the installed package, and the state outlives a restart", async () => {
+  it("serves with --data-dir once its optional peers are installed, and the state outlives a restart", async () => {
     const boxkit = join(project, "node_modules", ".bin", "boxkit")
+    // Without the optional SQL peers the command says what to install.
+    const missing = await run(boxkit, ["serve", "--port", "0", "--data-dir", join(work, "unused")])
+    expect(missing.status).toBe(1)
+    expect(missing.stderr).toContain("npm install @effect/sql @effect/sql-libsql")
+    await runOk("npm", [
+      "install",
+      "--prefer-offline",
+      "--no-audit",
+      "--no-fund",
+      "--no-save",
+      `@effect/sql@${checkoutPackage.devDependencies["@effect/sql"]}`,
+      `@effect/sql-libsql@${checkoutPackage.devDependencies["@effect/sql-libsql"]}`
+    ])
     const directory = join(work, "data")
     const serve = () =>
       new Promise<{ stop: () => Promise<void>; origin: string; output: () => string }>((resolve, reject) => {
