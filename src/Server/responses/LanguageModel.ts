@@ -159,10 +159,12 @@ export const localReply = (request: GenerateRequest): { readonly reasoning: stri
     }
     prompt = decodeKnown(request.promptTokenIds.slice(0, 64))
   } else {
-    for (const message of request.messages) seed = fnv(seed, `\u0000${message.role}\u0000${messageText(message)}`)
+    // Hashed piece by piece (the same value as over the joined text): a large prompt is not copied (issue 17).
+    for (const message of request.messages) seed = fnv(fnv(fnv(fnv(seed, "\u0000"), message.role), "\u0000"), messageText(message))
     prompt = request.messages.filter((message) => message.role === "user").map(messageText).join("\n")
   }
-  const quoted = prompt.replace(/\s+/g, " ").trim().slice(0, 80)
+  // Only the start is quoted: a large prompt is not rewritten whole. Leading blanks do not count against the start.
+  const quoted = prompt.trimStart().slice(0, 4096).replace(/\s+/g, " ").trim().slice(0, 80)
   const first = sentences[seed % sentences.length]
   let second = sentences[(seed >>> 8) % sentences.length]
   if (second === first) second = sentences[(seed + 1) % sentences.length]
