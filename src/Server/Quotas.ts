@@ -6,7 +6,7 @@
  * - `background_responses`: background responses accepted and not finished (default 1,000; counted by each instance
  *   for the responses it runs); checked by a background create response.
  * - `stored_bytes`: bytes the organization's records hold, its boxes' clipboards and its response records as JSON
- *   text (default 256 MiB); checked by clipboard writes and create response, with the size of what the request adds.
+ *   text (default 128 MiB); checked by clipboard writes and create response, with the size of what the request adds.
  *
  * Set by `boxkit serve --quota-boxes N --quota-background-responses N --quota-stored-mb N`; `GET /_local/state`
  * shows each organization's usage beside them. Source: docs/ASSUMPTIONS.md "Quotas".
@@ -26,8 +26,8 @@ export interface QuotaSettings {
   readonly storedBytes: number
 }
 
-/** Generous for development: 1,000 boxes, 1,000 background responses, 256 MiB. */
-export const defaultQuotas: QuotaSettings = { boxes: 1000, backgroundResponses: 1000, storedBytes: 256 * 1024 * 1024 }
+/** Generous for development: 1,000 boxes, 1,000 background responses, 128 MiB. */
+export const defaultQuotas: QuotaSettings = { boxes: 1000, backgroundResponses: 1000, storedBytes: 128 * 1024 * 1024 }
 
 /** What an organization holds, against {@link QuotaSettings}. */
 export interface Usage {
