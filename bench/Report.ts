@@ -153,7 +153,15 @@ const keysBudget = (keys: KeysResults, budget: string, beside: string): Budget =
     measured: `${mb(keys.rssBytes)} MB with ${fmt(keys.rememberedKeys)} keys remembered${beside}`,
     // With fewer keys the budget is decided only when the RSS is already over it.
     pass: !ok ? false : full ? !over : over ? false : null,
-    ...(full ? {} : { note: over ? `${why}, already over the budget` : why })
+    ...(!ok
+      ? {
+        note: `${fmt(keys.created)} of ${fmt(keys.keys)} creations answered 201 (` +
+          `${Object.entries(keys.statusCodes ?? {}).map(([status, count]) => `${status}: ${fmt(count)}`).join(", ")}), ` +
+          `${fmt(keys.rememberedKeys)} keys remembered`
+      }
+      : full
+      ? {}
+      : { note: over ? `${why}, already over the budget` : why })
   }
 }
 
@@ -217,7 +225,9 @@ const durabilityBudgets = (results: DurabilityResults, memory: MemoryResults | u
   ]
   lines.push({
     budget: `two instances on PostgreSQL: apps/find of the pair >= ${limits.postgresPairRatio}x one instance`,
-    measured: `${times(pairRatio)} (${fmt(pair.requestsPerSecond)} vs ${fmt(one.requestsPerSecond)} req/s)`,
+    measured: `${times(pairRatio)} (${fmt(pair.requestsPerSecond)} vs ${fmt(one.requestsPerSecond)} req/s, median of ` +
+      `${results.postgres.rounds} interleaved round(s): pair ${pair.roundsRequestsPerSecond.map((value) => fmt(value)).join(", ")}; ` +
+      `one ${one.roundsRequestsPerSecond.map((value) => fmt(value)).join(", ")})`,
     pass: pairValid ? pairRatio >= limits.postgresPairRatio : false,
     ...(pairNotes.length === 0 ? {} : { note: pairNotes.join("; ") })
   })
@@ -439,7 +449,7 @@ const durabilitySection = (results: DurabilityResults, memory: MemoryResults | u
     `${statuses(result)}${clean(result) ? "" : " (UNEXPECTED)"}`
   ]
   const totalRow = (label: string, run: InstancesRun) => [
-    label,
+    `${label}${run.roundsRequestsPerSecond.length > 1 ? ` (req/s of the rounds: ${run.roundsRequestsPerSecond.map((value) => fmt(value)).join(", ")})` : ""}`,
     String(run.instances.reduce((sum, result) => sum + result.connections, 0)),
     fmt(run.requestsPerSecond),
     times(Stats.ratio(run.requestsPerSecond, one.requestsPerSecond)),
@@ -474,7 +484,10 @@ const durabilitySection = (results: DurabilityResults, memory: MemoryResults | u
       [
         "creations answered 201",
         `${fmt(keys.created)} of ${fmt(keys.keys)} in ${fmt(keys.createMs)} ms` +
-        (keys.stoppedByTimeCap ? ` (stopped by the ${keys.timeCapSeconds} s time cap)` : ""),
+        (keys.stoppedByTimeCap ? ` (stopped by the ${keys.timeCapSeconds} s time cap)` : "") +
+        (Object.keys(keys.statusCodes).some((status) => status !== "201")
+          ? ` (answers ${Object.entries(keys.statusCodes).map(([status, count]) => `${status}: ${fmt(count)}`).join(", ")})`
+          : ""),
         toMemory(keys.createMs, (figures) => figures.createMs),
         ""
       ],
@@ -518,9 +531,11 @@ const durabilitySection = (results: DurabilityResults, memory: MemoryResults | u
     "### Two instances on PostgreSQL",
     "",
     `\`${Scenarios.appsFind.title}\` as in section 1 (${settings.warmupSeconds} s warm-up, ${settings.durationSeconds} s ` +
-    `measured) against one \`boxkit serve --database-url\` instance with ${settings.concurrency} connections, then ` +
+    `measured) against one \`boxkit serve --database-url\` instance with ${settings.concurrency} connections, and ` +
     "against two instances on another fresh database of the same server at the same time, each with half of the " +
     "connections (two autocannon runs in parallel from the bench process), their requests per second summed. " +
+    `Every instance is started and warmed up first; then ${results.postgres.rounds} round(s) measure the reference, ` +
+    "the one instance and the pair in turn, and the round with the median requests per second of each is shown. " +
     `PostgreSQL: ${results.postgres.server}; its CPU is the server's and its backends' during the measured runs, per ` +
     "request: how much of the work reaches the database. \"÷ one\" is the ratio to the one-instance run on " +
     "PostgreSQL. For reference, the same load " +
@@ -530,7 +545,13 @@ const durabilitySection = (results: DurabilityResults, memory: MemoryResults | u
     table(
       ["run", "connections", "req/s", "÷ one", "p50 ms", "p99 ms", "server CPU µs/req", "÷ one", "PostgreSQL CPU µs/req", "÷ one", "cores busy: instances / PostgreSQL / load generator", "answers"],
       [
-        ...memoryReference.instances.map((result) => instanceRow("reference: one instance in memory (no PostgreSQL)", result, memoryReference)),
+        ...memoryReference.instances.map((result) => instanceRow(
+          "reference: one instance in memory (no PostgreSQL)" + (memoryReference.roundsRequestsPerSecond.length > 1
+            ? ` (req/s of the rounds: ${memoryReference.roundsRequestsPerSecond.map((value) => fmt(value)).join(", ")})`
+            : ""),
+          result,
+          memoryReference
+        )),
         ...one.instances.map((result) => instanceRow("one instance", result)),
         totalRow("one instance, total", one),
         ...pair.instances.map((result, index) => instanceRow(`pair: instance ${String.fromCharCode(65 + index)}`, result)),

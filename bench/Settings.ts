@@ -3,8 +3,9 @@
  * where their results go. The sections whose length depends on the service's speed (cold start, webhooks, memory)
  * have time caps, so that sections 1 to 5 end within 10 minutes even on a slow or busy machine (about 8.5 minutes
  * when every cap is reached); a capped section reports what it measured and says it was capped. Section 6 (durable
- * state) adds up to about 9.5 minutes more: its 100,000 durable creations (a few hundred per second on a 2-core
- * machine) are capped at 420 s, plus about 2 minutes of throughput runs, restarts and PostgreSQL.
+ * state) adds up to about 10 minutes more (7 to 8 minutes measured on a busy 2-core machine): its 100,000 durable
+ * creations (a few hundred per second there) are capped at 420 s, plus about 3 minutes of throughput runs, restarts
+ * and the PostgreSQL rounds.
  *
  * Source: issue 6 ("10 s after a warm-up (a few seconds)", "concurrency 64", "10,000 background responses",
  * "100,000 remembered idempotency keys", "median of 10"; quick: "1 s runs, 1,000 webhooks, 10,000 keys, 3 cold
@@ -49,6 +50,8 @@ export interface BenchSettings {
   readonly durableKeysMaxSeconds: number
   /** Section 6: starts per variant of the restart figure (the median is reported). */
   readonly restarts: number
+  /** Section 6: rounds of the PostgreSQL figure, each measuring one instance and the pair in turn (median reported). */
+  readonly postgresRounds: number
   /** Spawns per cold-start variant (the median is reported). */
   readonly coldStarts: number
   /** No new cold-start round begins after this long (so fewer spawns are made on a slow machine). */
@@ -70,6 +73,7 @@ export const full: Omit<BenchSettings, "sections"> = {
   idempotencyMaxSeconds: 100,
   durableKeysMaxSeconds: 420,
   restarts: 5,
+  postgresRounds: 3,
   coldStarts: 10,
   coldStartMaxSeconds: 100,
   markdownPath: join(root, "BENCHMARKS.md"),
@@ -88,6 +92,7 @@ export const quick: Omit<BenchSettings, "sections"> = {
   idempotencyMaxSeconds: 40,
   durableKeysMaxSeconds: 40,
   restarts: 2,
+  postgresRounds: 1,
   coldStarts: 3,
   coldStartMaxSeconds: 40,
   markdownPath: join(outDir, "BENCHMARKS.quick.md"),
