@@ -11,6 +11,8 @@
  */
 import type { ClientResults, ClientRun } from "./ClientOverhead.js"
 import type { ColdStartResults } from "./ColdStart.js"
+import type { AbuseResults } from "./Abuse.js"
+import { rssBudgetBytes } from "./Abuse.js"
 import type { DurabilityResults, InstancesRun, StartVariant } from "./Durability.js"
 import type { MachineInfo } from "./Machine.js"
 import type { KeysResults, MemoryResults } from "./Memory.js"
@@ -46,6 +48,7 @@ export interface Results {
   readonly webhooks?: WebhookResults
   readonly memory?: MemoryResults
   readonly durability?: DurabilityResults
+  readonly abuse?: AbuseResults
   readonly budgets: ReadonlyArray<Budget>
 }
 
@@ -132,8 +135,47 @@ export const budgets = (results: Omit<Results, "budgets">): Array<Budget> => {
   }
   const durability = results.durability
   if (durability !== undefined) lines.push(...durabilityBudgets(durability, results.memory, results.machine.cores))
+  const abuse = results.abuse
+  if (abuse !== undefined) {
+    const peak = Math.max(...abuse.loads.map((load) => load.rssPeakBytes))
+    const worst = abuse.loads.find((load) => load.rssPeakBytes === peak)
+    const failedProbes = abuse.loads.reduce((sum, load) => sum + load.probesFailed, 0)
+    const ok = peak < rssBudgetBytes && failedProbes === 0
+    lines.push({
+      budget: `abuse loads (issue 17) keep RSS < ${rssBudgetBytes / 1e6} MB and the service answering`,
+      measured: `highest peak ${mb(peak)} MB (${worst?.title ?? "none"}); ${failedProbes} of ` +
+        `${abuse.loads.reduce((sum, load) => sum + load.probes, 0)} probes unanswered`,
+      pass: results.mode === "full" ? ok : (ok ? null : false),
+      ...(results.mode === "full" ? {} : { note: "quick run: a fifth of each load" })
+    })
+  }
   return lines
 }
+
+/** Section 7: the abuse loads, one row each. */
+const abuseSection = (results: AbuseResults): string =>
+  [
+    "## 7. Abuse",
+    "",
+    "The loads of the abuse probe (issue 17), within the service's limits and default quotas, each against a fresh " +
+    "`boxkit serve` (default settings: quotas on), as one API key sends them. RSS of the serving process before, at " +
+    "its peak while the load ran (sampled every 100 ms) and 2 s after; answers per second over the load; a probe " +
+    "`GET /v1/secrets/GITHUB_TOKEN` every 200 ms while it ran must answer 200.",
+    "",
+    table(
+      ["load", "answers", "answers/s", "RSS before MB", "peak MB", "after MB", "peak ÷ before", "probes unanswered"],
+      results.loads.map((load) => [
+        load.title,
+        Object.entries(load.statuses).map(([status, count]) => `${status === "0" ? "no answer" : status}: ${fmt(count)}`).join(", "),
+        fmt(load.answersPerSecond),
+        mb(load.rssBeforeBytes),
+        mb(load.rssPeakBytes),
+        mb(load.rssAfterBytes),
+        `${fmt(load.rssPeakBytes / load.rssBeforeBytes, 2)}x`,
+        `${load.probesFailed} of ${load.probes}`
+      ])
+    )
+  ].join("\n")
 
 /**
  * The keys budget (sections 5 and 6): decided on the full key count only, unless the RSS is already over the budget
@@ -605,5 +647,6 @@ export const markdown = (results: Results): string => {
   if (results.coldStart !== undefined) parts.push("", coldStartSection(results.coldStart))
   if (results.memory !== undefined) parts.push("", memorySection(results.memory))
   if (results.durability !== undefined) parts.push("", durabilitySection(results.durability, results.memory, settings))
+  if (results.abuse !== undefined) parts.push("", abuseSection(results.abuse))
   return parts.join("\n") + "\n"
 }

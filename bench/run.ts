@@ -2,7 +2,7 @@
  * The benchmark suite: `npm run bench` (full, writes BENCHMARKS.md and bench/results.json) or `npm run bench:quick`
  * (1 s runs, 1,000 webhooks, 10,000 keys, 3 cold starts; writes bench/out/BENCHMARKS.quick.md and
  * bench/out/results.quick.json). `--only=section,...` runs some sections (coldStart, throughput, client, webhooks,
- * memory, durability) and writes under bench/out/. Progress goes to stderr. Every server under test is a child process, stopped
+ * memory, durability, abuse) and writes under bench/out/. Progress goes to stderr. Every server under test is a child process, stopped
  * when the run ends or is interrupted.
  *
  * Source: issue 6; section 6 (durability): the durable-state issue.
@@ -18,6 +18,7 @@ import { performance } from "node:perf_hooks"
 import * as ClientOverhead from "./ClientOverhead.js"
 import { root } from "./Child.js"
 import * as ColdStart from "./ColdStart.js"
+import * as Abuse from "./Abuse.js"
 import * as Durability from "./Durability.js"
 import * as Machine from "./Machine.js"
 import * as Memory from "./Memory.js"
@@ -52,6 +53,7 @@ const program = Effect.gen(function*() {
   const webhooks = has("webhooks") ? yield* step("3. webhook fan-out", Webhooks.run(settings)) : undefined
   const memory = has("memory") ? yield* step("5. memory", Memory.run(settings)) : undefined
   const durability = has("durability") ? yield* step("6. durable state", Durability.run(settings)) : undefined
+  const abuse = has("abuse") ? yield* step("7. abuse", Abuse.run(settings)) : undefined
 
   const { markdownPath, jsonPath, sections, ...measuredWith } = settings
   const partial: Omit<Report.Results, "budgets"> = {
@@ -77,7 +79,8 @@ const program = Effect.gen(function*() {
     ...(client === undefined ? {} : { client }),
     ...(webhooks === undefined ? {} : { webhooks }),
     ...(memory === undefined ? {} : { memory }),
-    ...(durability === undefined ? {} : { durability })
+    ...(durability === undefined ? {} : { durability }),
+    ...(abuse === undefined ? {} : { abuse })
   }
   const results: Report.Results = { ...partial, budgets: Report.budgets(partial) }
   for (const path of [markdownPath, jsonPath]) mkdirSync(dirname(path), { recursive: true })
