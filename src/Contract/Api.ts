@@ -23,6 +23,7 @@ import * as App from "../Domain/App.js"
 import * as Box from "../Domain/Box.js"
 import * as EgressPolicy from "../Domain/EgressPolicy.js"
 import * as Ids from "../Domain/Ids.js"
+import * as Json from "../Domain/Json.js"
 import * as ModelResponse from "../Domain/ModelResponse.js"
 import * as Secret from "../Domain/Secret.js"
 import { Errors } from "./Errors.js"
@@ -466,7 +467,10 @@ export class BoxServiceApi extends HttpApi.make("BoxService")
     OpenApi.Description,
     "Boxes (sandboxed machines), their ports, clipboard and terminals; secrets, egress policies and apps; model " +
       "responses. Every operation takes `Authorization: Bearer <API_KEY>`; errors answer the envelope " +
-      "`{ error: { type, message, param, code } }`."
+      "`{ error: { type, message, param, code } }`. A JSON body may nest arrays and objects at most " +
+      `${Json.maxDepth} levels deep (deeper is a 400 naming the top-level field). Quotas per organization ` +
+      "(boxes not terminated, background responses in flight, stored bytes) answer 429 `quota_exceeded_error` " +
+      "with the quota in `code`."
   )
   .annotate(OpenApi.License, { name: "MIT", url: "https://opensource.org/license/mit" })
   .annotate(OpenApi.Transform, withoutDecodeError)
