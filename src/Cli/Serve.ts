@@ -124,28 +124,11 @@ export type StateChoice =
   | { readonly _tag: "Sqlite"; readonly directory: string }
   | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> }
 
-/** The optional peer dependencies each durable store needs (package.json `peerDependenciesMeta`). */
-const storePackages = {
-  Sqlite: ["@effect/sql", "@effect/sql-libsql"],
-  Postgres: ["@effect/sql", "@effect/sql-pg"]
-} as const
-
 /**
- * The SQL store module, loaded only when a durable store is chosen: its clients are optional peers. When they are
- * not installed, a `StateStoreError` that says which to install.
+ * The SQL store module, loaded only when a durable store is chosen (its drivers are optional peers, loaded by the
+ * store itself, which says what to install when they are missing).
  */
-const loadSqlState = (kind: keyof typeof storePackages) =>
-  Effect.tryPromise({
-    try: () => import("../Server/state/sql/SqlState.js"),
-    catch: (error) =>
-      new StateStore.StateStoreError({
-        message: (error as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND" ||
-            (error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND"
-          ? `durable state needs the optional packages ${storePackages[kind].join(" and ")}: ` +
-            `npm install ${storePackages[kind].join(" ")}`
-          : `cannot load the SQL store: ${(error as Error).message}`
-      })
-  })
+const loadSqlState = Effect.promise(() => import("../Server/state/sql/SqlState.js"))
 
 /** The state store of a choice (the SQL store module loaded only when chosen). */
 const stateLayer = (choice: StateChoice) => {
@@ -153,9 +136,9 @@ const stateLayer = (choice: StateChoice) => {
     case "Memory":
       return Effect.succeed(undefined)
     case "Sqlite":
-      return Effect.map(loadSqlState("Sqlite"), (SqlState) => SqlState.layerSqlite(choice.directory))
+      return Effect.map(loadSqlState, (SqlState) => SqlState.layerSqlite(choice.directory))
     case "Postgres":
-      return Effect.map(loadSqlState("Postgres"), (SqlState) => SqlState.layerPostgres(choice.url))
+      return Effect.map(loadSqlState, (SqlState) => SqlState.layerPostgres(choice.url))
   }
 }
 

@@ -14,10 +14,7 @@
  * @since 0.1.0
  */
 import { Migrator, SqlClient } from "@effect/sql"
-import { LibsqlClient } from "@effect/sql-libsql"
-import { PgClient } from "@effect/sql-pg"
 import type * as Libsql from "@libsql/client"
-import { createClient } from "@libsql/client"
 import { Effect, Layer, Redacted } from "effect"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
@@ -99,6 +96,27 @@ const layerOver = (description: string, sole: boolean) => {
   return services.pipe(Layer.provide(Layer.effectDiscard(migrate)))
 }
 
+/** The optional peer dependencies each store needs (package.json `peerDependenciesMeta`). */
+const driverPackages = {
+  SQLite: "@effect/sql @effect/sql-libsql",
+  PostgreSQL: "@effect/sql @effect/sql-pg"
+} as const
+
+/**
+ * A driver module of one store, loaded when that store is built (the drivers are optional peers, and a program that
+ * uses one store never loads the other's). When it is not installed, a `StateStoreError` naming what to install.
+ */
+const loadDriver = <A>(store: keyof typeof driverPackages, load: () => Promise<A>) =>
+  Effect.tryPromise({
+    try: load,
+    catch: (error) =>
+      new StateStoreError({
+        message: ["MODULE_NOT_FOUND", "ERR_MODULE_NOT_FOUND"].includes(String((error as NodeJS.ErrnoException).code))
+          ? `${store} state needs the optional packages ${driverPackages[store]}: npm install ${driverPackages[store]}`
+          : `cannot load the ${store} driver: ${messageOf(error)}`
+      })
+  })
+
 /** The message of an error and of its cause, if any. */
 const messageOf = (error: unknown): string => {
   if (typeof error !== "object" || error === null || !("message" in error)) return String(error)
@@ -170,6 +188,8 @@ export const layerSqlite = (
       Effect.try({ try: () => lockDirectory(resolve(directory)), catch: (error) => error as StateStoreError }),
       (unlock) => Effect.sync(unlock)
     )
+    const { LibsqlClient } = yield* loadDriver("SQLite", () => import("@effect/sql-libsql"))
+    const { createClient } = yield* loadDriver("SQLite", () => import("@libsql/client"))
     const sdk = yield* Effect.acquireRelease(
       Effect.try({
         try: () => createClient({ url: `file:${path}` }),
@@ -266,6 +286,9 @@ export const layerPostgres = (
   options: PostgresStateOptions = {}
 ): Layer.Layer<StateStore, StateStoreError, LocalServiceConfig> =>
   layerOver(describePostgres(Redacted.value(url)), false).pipe(
-    Layer.provide(PgClient.layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "boxkit" })),
+    Layer.provide(Layer.unwrapEffect(Effect.map(
+      loadDriver("PostgreSQL", () => import("@effect/sql-pg")),
+      ({ PgClient }) => PgClient.layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "boxkit" })
+    ))),
     Layer.mapError((error) => error instanceof StateStoreError ? error : storeError("PostgreSQL state")(error))
   )
