@@ -306,8 +306,8 @@ export interface ResponsesOptions {
   readonly languageModel?: Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient>
   readonly webhooks?: WebhookDelivery.DeliveryOptions
   /**
-   * The repository services of the in-memory store (default `Repositories.layerMemory`). Any implementation of the
-   * same tags slots in; the seed is applied to it. Ignored when `state` is given.
+   * The repository services of the in-memory store (default: MemoryRepositories.ts `layerMemory`). Any
+   * implementation of the same tags slots in; the seed is applied to it. Ignored when `state` is given.
    */
   readonly repositories?: Layer.Layer<Repositories.Repositories>
   /**

@@ -6,6 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
 import * as Retention from "../../src/Server/responses/Retention.js"
 import * as Repositories from "../../src/Server/state/Repositories.js"
+import * as MemoryRepositories from "../../src/Server/state/MemoryRepositories.js"
 
 const entry = (atMillis: number, attempt: number): Repositories.WebhookDeliveryEntry => ({
   response_id: "resp_00000000000000000000000000000001",
@@ -38,5 +39,5 @@ describe("the webhook delivery log", () => {
       yield* TestClock.adjust(Duration.minutes(10))
       yield* sweep
       expect(yield* logs.deliveries).toHaveLength(0)
-    }).pipe(Effect.provide(Repositories.layerMemory)))
+    }).pipe(Effect.provide(MemoryRepositories.layerMemory)))
 })

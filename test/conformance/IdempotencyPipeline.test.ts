@@ -10,14 +10,14 @@ import { Deferred, Effect, Exit, Fiber, Layer, Ref } from "effect"
 import * as Idempotency from "../../src/Server/pipeline/Idempotency.js"
 import * as LocalService from "../../src/Server/LocalService.js"
 import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
-import * as Repositories from "../../src/Server/state/Repositories.js"
+import * as MemoryRepositories from "../../src/Server/state/MemoryRepositories.js"
 import * as RequestPipeline from "../../src/Server/pipeline/RequestPipeline.js"
 import * as Admission from "../../src/Server/pipeline/Admission.js"
 import * as Transactions from "../../src/Server/state/Transactions.js"
 import * as Harness from "../support/Harness.js"
 
 const base = Layer.mergeAll(
-  Layer.effectDiscard(LocalService.applySeed(Harness.seed)).pipe(Layer.provideMerge(Repositories.layerMemory)),
+  Layer.effectDiscard(LocalService.applySeed(Harness.seed)).pipe(Layer.provideMerge(MemoryRepositories.layerMemory)),
   Admission.layer,
   Transactions.layerMemory
 ).pipe(Layer.provideMerge(LocalServiceConfig.layer()))

@@ -10,6 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { type Context, Duration, Effect, Layer, Redacted } from "effect"
 import * as UndiciHttpClient from "../../src/Http/UndiciHttpClient.js"
 import * as Repositories from "../../src/Server/state/Repositories.js"
+import * as MemoryRepositories from "../../src/Server/state/MemoryRepositories.js"
 import * as DurableWork from "../../src/Server/state/DurableWork.js"
 import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
 import * as WebhookDelivery from "../../src/Server/responses/WebhookDelivery.js"
@@ -17,7 +18,7 @@ import { fakeServer } from "./support.js"
 
 /** The delivery service and its repositories, over `client`. */
 const deliveries = (client: Layer.Layer<any>, options: WebhookDelivery.DeliveryOptions = {}) =>
-  WebhookDelivery.layer(options).pipe(Layer.provideMerge(Layer.mergeAll(Repositories.layerMemory, DurableWork.layerMemory, LocalServiceConfig.layer())), Layer.provide(client))
+  WebhookDelivery.layer(options).pipe(Layer.provideMerge(Layer.mergeAll(MemoryRepositories.layerMemory, DurableWork.layerMemory, LocalServiceConfig.layer())), Layer.provide(client))
 
 /** The delivery log of `context`, read every 10 ms until it has `count` entries (at most `timeout`). */
 const deliveryLog = (context: Context.Context<Repositories.Logs>, count: number, timeout: Duration.DurationInput) =>

@@ -8,6 +8,7 @@ import { HttpClient, HttpClientError, type HttpClientRequest, HttpClientResponse
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Redacted, TestClock } from "effect"
 import * as Repositories from "../../src/Server/state/Repositories.js"
+import * as MemoryRepositories from "../../src/Server/state/MemoryRepositories.js"
 import * as DurableWork from "../../src/Server/state/DurableWork.js"
 import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
 import * as WebhookDelivery from "../../src/Server/responses/WebhookDelivery.js"
@@ -114,7 +115,7 @@ const withDelivery = <A, E>(
   Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(
       WebhookDelivery.layer(options).pipe(
-        Layer.provideMerge(Layer.mergeAll(Repositories.logsMemory, Repositories.responsesMemory, DurableWork.layerMemory, LocalServiceConfig.layer())),
+        Layer.provideMerge(Layer.mergeAll(MemoryRepositories.logsMemory, MemoryRepositories.responsesMemory, DurableWork.layerMemory, LocalServiceConfig.layer())),
         Layer.provide(client)
       )
     )

@@ -7,6 +7,7 @@ import { Duration, Effect, Layer, Option, TestClock } from "effect"
 import * as Idempotency from "../../src/Server/pipeline/Idempotency.js"
 import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
 import * as Repositories from "../../src/Server/state/Repositories.js"
+import * as MemoryRepositories from "../../src/Server/state/MemoryRepositories.js"
 
 const answer: Idempotency.RememberedAnswer = {
   status: 201,
@@ -124,5 +125,5 @@ describe("the lifetime index of boxes", () => {
       yield* boxes.update("short", (record) => ({ ...record, status: "terminated" }))
       expect((yield* boxes.expired(1_000_000)).map((record) => record.id)).toEqual(["long"])
       expect(Option.isSome(yield* boxes.get("short"))).toBe(true)
-    }).pipe(Effect.provide(Repositories.boxesMemory)))
+    }).pipe(Effect.provide(MemoryRepositories.boxesMemory)))
 })

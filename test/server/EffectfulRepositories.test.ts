@@ -10,6 +10,7 @@ import { Duration, Effect, Layer, Ref, TestClock } from "effect"
 import * as LocalService from "../../src/Server/LocalService.js"
 import * as RequestPipeline from "../../src/Server/pipeline/RequestPipeline.js"
 import * as Repositories from "../../src/Server/state/Repositories.js"
+import * as MemoryRepositories from "../../src/Server/state/MemoryRepositories.js"
 import * as Harness from "../support/Harness.js"
 
 /** Resolves on a later turn of Node's event loop: the store answers asynchronously, never in the same tick. */
@@ -28,19 +29,19 @@ const asyncIdentity = (lookups: Ref.Ref<number>) =>
       user: (id) => Effect.zipRight(later, memory.user(id)),
       organization: (id) => Effect.zipRight(later, memory.organization(id))
     }))
-  ).pipe(Layer.provide(Repositories.identityMemory))
+  ).pipe(Layer.provide(MemoryRepositories.identityMemory))
 
 const repositoriesWith = (lookups: Ref.Ref<number>): Layer.Layer<Repositories.Repositories> =>
   Layer.mergeAll(
     asyncIdentity(lookups),
-    Repositories.appsMemory,
-    Repositories.secretsMemory,
-    Repositories.egressPoliciesMemory,
-    Repositories.boxesMemory,
-    Repositories.runtimeVersionMemory,
-    Repositories.tcpAddressesMemory,
-    Repositories.responsesMemory,
-    Repositories.logsMemory
+    MemoryRepositories.appsMemory,
+    MemoryRepositories.secretsMemory,
+    MemoryRepositories.egressPoliciesMemory,
+    MemoryRepositories.boxesMemory,
+    MemoryRepositories.runtimeVersionMemory,
+    MemoryRepositories.tcpAddressesMemory,
+    MemoryRepositories.responsesMemory,
+    MemoryRepositories.logsMemory
   )
 
 const post = (baseUrl: string, key: string) =>

@@ -12,6 +12,7 @@ import * as Idempotency from "../pipeline/Idempotency.js"
 import type { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as DurableWork from "./DurableWork.js"
 import * as Repositories from "./Repositories.js"
+import * as MemoryRepositories from "./MemoryRepositories.js"
 import * as Transactions from "./Transactions.js"
 
 /** What the service knows about where its state is, for people: `description` as `serve` prints it. */
@@ -37,7 +38,7 @@ export class StateStoreError extends Data.TaggedError("StateStoreError")<{ reado
 
 /** The whole state in memory (`repositories` in place of the in-memory repositories when given). */
 export const layerMemory = (
-  repositories: Layer.Layer<Repositories.Repositories> = Repositories.layerMemory
+  repositories: Layer.Layer<Repositories.Repositories> = MemoryRepositories.layerMemory
 ): Layer.Layer<StateStore, never, LocalServiceConfig> =>
   Layer.mergeAll(
     repositories,

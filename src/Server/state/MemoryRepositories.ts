@@ -1,0 +1,310 @@
+/**
+ * The in-memory repositories of the local service (Repositories.ts): the default state store, lost with the
+ * process (StateStore.ts). Every method is atomic with respect to the others (JavaScript runs one at a time and
+ * these never yield inside).
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option, Redacted } from "effect"
+import {
+  type ApiKeyRecord,
+  type AppRecord,
+  Apps,
+  type AuditEntry,
+  type BoxRecord,
+  Boxes,
+  EgressPolicies,
+  Identity,
+  keyIdOf,
+  Logs,
+  type OrganizationRecord,
+  type PolicyRecord,
+  type Repositories,
+  responseBytes,
+  type ResponseRecord,
+  Responses,
+  RuntimeVersion,
+  type SecretRecord,
+  Secrets,
+  TcpAddresses,
+  type UserRecord,
+  type WebhookDeliveryEntry
+} from "./Repositories.js"
+
+const mapStore = <A>() => {
+  const map = new Map<string, A>()
+  return {
+    map,
+    get: (id: string) => Effect.sync(() => Option.fromNullable(map.get(id))),
+    insert: (id: string, record: A) => Effect.sync(() => void map.set(id, record)),
+    update: (id: string, f: (record: A) => A) =>
+      Effect.sync(() => {
+        const current = map.get(id)
+        if (current === undefined) return Option.none<A>()
+        const next = f(current)
+        map.set(id, next)
+        return Option.some(next)
+      }),
+    list: Effect.sync(() => Array.from(map.values()))
+  }
+}
+
+/** In-memory Identity. */
+export const identityMemory = Layer.sync(Identity, () => {
+  const organizations = mapStore<OrganizationRecord>()
+  const users = mapStore<UserRecord>()
+  const keys = new Map<string, ApiKeyRecord>()
+  return {
+    findKey: (key) => Effect.sync(() => Option.fromNullable(keys.get(Redacted.value(key)))),
+    organization: organizations.get,
+    user: users.get,
+    organizations: organizations.list,
+    addOrganization: (record) => organizations.insert(record.id, record),
+    addUser: (record) => users.insert(record.id, record),
+    addKey: (key, record) =>
+      Effect.sync(() => {
+        const full = { ...record, keyId: keyIdOf(key) }
+        keys.set(Redacted.value(key), full)
+        return full
+      })
+  }
+})
+
+/** In-memory Apps. */
+export const appsMemory = Layer.sync(Apps, () => {
+  const byId = new Map<string, AppRecord>()
+  const byName = new Map<string, AppRecord>()
+  const nameKey = (orgId: string, name: string) => `${orgId}\u0000${name}`
+  return {
+    findByName: (orgId, name) => Effect.sync(() => Option.fromNullable(byName.get(nameKey(orgId, name)))),
+    get: (orgId, id) =>
+      Effect.sync(() => Option.fromNullable(byId.get(id)).pipe(Option.filter((app) => app.orgId === orgId))),
+    findOrCreate: (orgId, name, make) =>
+      Effect.sync(() => {
+        const existing = byName.get(nameKey(orgId, name))
+        if (existing !== undefined) return existing
+        const created = make()
+        byName.set(nameKey(orgId, name), created)
+        byId.set(created.id, created)
+        return created
+      }),
+    list: Effect.sync(() => Array.from(byId.values()))
+  }
+})
+
+/** In-memory Secrets. */
+export const secretsMemory = Layer.sync(Secrets, () => {
+  const map = new Map<string, SecretRecord>()
+  const key = (orgId: string, name: string) => `${orgId}\u0000${name}`
+  return {
+    get: (orgId, name) => Effect.sync(() => Option.fromNullable(map.get(key(orgId, name)))),
+    put: (orgId, name, value, now) =>
+      Effect.sync(() => {
+        const existing = map.get(key(orgId, name))
+        const record: SecretRecord = { orgId, name, value, createdAt: existing?.createdAt ?? now, updatedAt: now }
+        map.set(key(orgId, name), record)
+        return record
+      })
+  }
+})
+
+/** In-memory EgressPolicies. */
+export const egressPoliciesMemory = Layer.sync(EgressPolicies, () => {
+  const store = mapStore<PolicyRecord>()
+  return {
+    get: (orgId, id) => Effect.map(store.get(id), Option.filter((policy) => policy.orgId === orgId)),
+    insert: (record) => store.insert(record.id, record),
+    update: (orgId, id, f) =>
+      Effect.sync(() => {
+        const current = store.map.get(id)
+        if (current === undefined || current.orgId !== orgId) return Option.none()
+        const next = f(current)
+        store.map.set(id, next)
+        return Option.some(next)
+      }),
+    list: store.list
+  }
+})
+
+const deadlineOf = (record: BoxRecord): number | undefined =>
+  record.maxLifetimeSeconds !== null && record.status !== "terminated"
+    ? record.createdAtMillis + record.maxLifetimeSeconds * 1000
+    : undefined
+
+/**
+ * In-memory Boxes, with an index of the boxes that have a lifetime (id to deadline, Unix ms) and each organization's
+ * usage kept as boxes change.
+ */
+export const boxesMemory = Layer.sync(Boxes, () => {
+  const store = mapStore<BoxRecord>()
+  const deadlines = new Map<string, number>()
+  const usages = new Map<string, { activeBoxes: number; clipboardBytes: number }>()
+  const index = (record: BoxRecord) => {
+    const deadline = deadlineOf(record)
+    if (deadline === undefined) deadlines.delete(record.id)
+    else deadlines.set(record.id, deadline)
+  }
+  /** Adds `sign` times what `record` holds to its organization's usage. */
+  const count = (record: BoxRecord, sign: 1 | -1) => {
+    let usage = usages.get(record.orgId)
+    if (usage === undefined) usages.set(record.orgId, usage = { activeBoxes: 0, clipboardBytes: 0 })
+    if (record.status !== "terminated") usage.activeBoxes += sign
+    usage.clipboardBytes += sign * (record.clipboard?.bytes.byteLength ?? 0)
+  }
+  return {
+    get: store.get,
+    insert: (record) =>
+      Effect.sync(() => {
+        store.map.set(record.id, record)
+        index(record)
+        count(record, 1)
+      }),
+    update: (id, f) =>
+      Effect.sync(() => {
+        const current = store.map.get(id)
+        if (current === undefined) return Option.none<BoxRecord>()
+        const next = f(current)
+        store.map.set(id, next)
+        if (next.status !== current.status || next.maxLifetimeSeconds !== current.maxLifetimeSeconds) index(next)
+        if (next.status !== current.status || next.clipboard !== current.clipboard) {
+          count(current, -1)
+          count(next, 1)
+        }
+        return Option.some(next)
+      }),
+    usage: (orgId) =>
+      Effect.sync(() => {
+        const usage = usages.get(orgId)
+        return { activeBoxes: usage?.activeBoxes ?? 0, clipboardBytes: usage?.clipboardBytes ?? 0 }
+      }),
+    list: store.list,
+    creating: (createdBeforeMillis) =>
+      Effect.sync(() => {
+        const found: Array<BoxRecord> = []
+        for (const record of store.map.values()) {
+          if (record.status === "creating" && record.createdAtMillis < createdBeforeMillis) found.push(record)
+        }
+        return found
+      }),
+    hasCustomDomain: (orgId, hostname) =>
+      Effect.sync(() => {
+        for (const record of store.map.values()) {
+          if (record.orgId === orgId && record.listeners.some((entry) => entry.customDomains.includes(hostname))) return true
+        }
+        return false
+      }),
+    expired: (nowMillis) =>
+      Effect.sync(() => {
+        const due: Array<BoxRecord> = []
+        for (const [id, deadline] of deadlines) {
+          if (nowMillis < deadline) continue
+          const record = store.map.get(id)
+          if (record !== undefined) due.push(record)
+        }
+        return due
+      })
+  }
+})
+
+/** In-memory RuntimeVersion. */
+export const runtimeVersionMemory = Layer.sync(RuntimeVersion, () => {
+  let version = Option.none<number>()
+  return {
+    get: Effect.sync(() => version),
+    set: (next) => Effect.sync(() => void (version = Option.some(next)))
+  }
+})
+
+/** In-memory TcpAddresses. */
+export const tcpAddressesMemory = Layer.sync(TcpAddresses, () => {
+  const pools = new Map<string, Array<string>>()
+  let nextPort = 20000
+  return {
+    take: (orgId) =>
+      Effect.sync(() => {
+        const pool = pools.get(orgId)
+        return pool !== undefined && pool.length > 0 ? pool.shift()! : `tcp.boxes.localhost:${nextPort++}`
+      }),
+    release: (orgId, address) =>
+      Effect.sync(() => {
+        const pool = pools.get(orgId) ?? []
+        pool.push(address)
+        pools.set(orgId, pool)
+      }),
+    pool: (orgId) => Effect.sync(() => [...(pools.get(orgId) ?? [])])
+  }
+})
+
+/** In-memory Responses, with each organization's stored bytes kept as records change. */
+export const responsesMemory = Layer.sync(Responses, () => {
+  const store = mapStore<ResponseRecord>()
+  const sizes = new Map<string, number>()
+  const bytesByOrg = new Map<string, number>()
+  const account = (record: ResponseRecord | undefined, sign: 1 | -1) => {
+    if (record === undefined) return
+    const size = sign === 1 ? responseBytes(record) : (sizes.get(record.id) ?? 0)
+    if (sign === 1) sizes.set(record.id, size)
+    else sizes.delete(record.id)
+    bytesByOrg.set(record.orgId, (bytesByOrg.get(record.orgId) ?? 0) + sign * size)
+  }
+  return {
+    get: store.get,
+    insert: (record) =>
+      Effect.sync(() => {
+        account(store.map.get(record.id), -1)
+        store.map.set(record.id, record)
+        account(record, 1)
+      }),
+    update: (id, f) =>
+      Effect.sync(() => {
+        const current = store.map.get(id)
+        if (current === undefined) return Option.none<ResponseRecord>()
+        const next = f(current)
+        store.map.set(id, next)
+        if (next.object !== current.object) {
+          account(current, -1)
+          account(next, 1)
+        }
+        return Option.some(next)
+      }),
+    remove: (id) =>
+      Effect.sync(() => {
+        account(store.map.get(id), -1)
+        store.map.delete(id)
+      }),
+    list: store.list,
+    storedBytes: (orgId) => Effect.sync(() => bytesByOrg.get(orgId) ?? 0)
+  }
+})
+
+/** In-memory Logs. */
+export const logsMemory = Layer.sync(Logs, () => {
+  const audit: Array<AuditEntry> = []
+  const deliveries: Array<WebhookDeliveryEntry> = []
+  return {
+    audit: (entry) => Effect.sync(() => void audit.push(entry)),
+    auditLog: Effect.sync(() => [...audit]),
+    delivery: (entry) => Effect.sync(() => void deliveries.push(entry)),
+    deliveries: Effect.sync(() => [...deliveries]),
+    pruneDeliveries: (beforeMillis) =>
+      Effect.sync(() => {
+        // Entries are appended in time order: the old ones are a prefix.
+        let count = 0
+        while (count < deliveries.length && Date.parse(deliveries[count].at) < beforeMillis) count++
+        if (count > 0) deliveries.splice(0, count)
+      })
+  }
+})
+
+/** Every repository, in memory. */
+export const layerMemory: Layer.Layer<Repositories> = Layer.mergeAll(
+  identityMemory,
+  appsMemory,
+  secretsMemory,
+  egressPoliciesMemory,
+  boxesMemory,
+  runtimeVersionMemory,
+  tcpAddressesMemory,
+  responsesMemory,
+  logsMemory
+)
