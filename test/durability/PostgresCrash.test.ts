@@ -23,24 +23,17 @@ describe("boxkit serve --database-url, killed with SIGKILL mid-load", () => {
     const url = await Postgres.createDatabase(server, "crash_one")
     const hook = await Crash.receiver()
     try {
-      hook.control.refusing = true
       const first = await Crash.serve(instanceArgs(url))
-      let killed = false
-      const loading = Crash.load([first.url], { prefix: "pg", workers: 16, webhookUrl: hook.url, stop: () => killed })
-      await Crash.waitFor(() => loading.acknowledged.responses.size >= 40, "40 acknowledged background responses")
-      await Crash.kill(first)
-      killed = true
-      await loading.done
-      hook.control.refusing = false
+      const acknowledged = await Crash.loadThenKill([first.url], first, hook, "pg")
       const second = await Crash.serve(instanceArgs(url))
       try {
         expect(second.output()).toContain("state: PostgreSQL")
-        const found = await Crash.verify(second.url, "pg", loading.acknowledged, hook.received)
+        const found = await Crash.verify(second.url, "pg", acknowledged, hook.received)
         console.log(`PostgreSQL crash test (one instance): ${JSON.stringify(found)}`)
         expect(found.duplicates).toBe(0)
-        expect(found.replayed).toBe(loading.acknowledged.creates.size)
-        expect(found.secretsFound).toBe(loading.acknowledged.secrets.size)
-        expect(found.webhooksDelivered).toBe(loading.acknowledged.responses.size)
+        expect(found.replayed).toBe(acknowledged.creates.size)
+        expect(found.secretsFound).toBe(acknowledged.secrets.size)
+        expect(found.webhooksDelivered).toBe(acknowledged.responses.size)
       } finally {
         await Crash.kill(second)
       }
@@ -53,28 +46,16 @@ describe("boxkit serve --database-url, killed with SIGKILL mid-load", () => {
     const url = await Postgres.createDatabase(server, "crash_two")
     const hook = await Crash.receiver()
     try {
-      hook.control.refusing = true
       const survivor = await Crash.serve(instanceArgs(url))
       const victim = await Crash.serve(instanceArgs(url))
       try {
-        let killed = false
-        const loading = Crash.load([survivor.url, victim.url], {
-          prefix: "pair",
-          workers: 16,
-          webhookUrl: hook.url,
-          stop: () => killed
-        })
-        await Crash.waitFor(() => loading.acknowledged.responses.size >= 40, "40 acknowledged background responses")
-        await Crash.kill(victim)
-        killed = true
-        await loading.done
-        hook.control.refusing = false
-        const found = await Crash.verify(survivor.url, "pair", loading.acknowledged, hook.received)
+        const acknowledged = await Crash.loadThenKill([survivor.url, victim.url], victim, hook, "pair")
+        const found = await Crash.verify(survivor.url, "pair", acknowledged, hook.received)
         console.log(`PostgreSQL crash test (two instances, one killed): ${JSON.stringify(found)}`)
         expect(found.duplicates).toBe(0)
-        expect(found.replayed).toBe(loading.acknowledged.creates.size)
-        expect(found.secretsFound).toBe(loading.acknowledged.secrets.size)
-        expect(found.webhooksDelivered).toBe(loading.acknowledged.responses.size)
+        expect(found.replayed).toBe(acknowledged.creates.size)
+        expect(found.secretsFound).toBe(acknowledged.secrets.size)
+        expect(found.webhooksDelivered).toBe(acknowledged.responses.size)
       } finally {
         await Crash.kill(survivor)
         if (victim.child.exitCode === null && victim.child.signalCode === null) await Crash.kill(victim)

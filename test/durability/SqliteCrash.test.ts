@@ -21,19 +21,10 @@ describe("boxkit serve --data-dir, killed with SIGKILL mid-load", () => {
     try {
       // Every webhook is refused before the kill, so every delivery is waiting in its retry rounds when it comes:
       // after the restart they go on from the stored schedule.
-      hook.control.refusing = true
       const first = await Crash.serve(["--data-dir", directory])
-      let killed = false
-      const loading = Crash.load([first.url], { prefix: "crash", workers: 16, webhookUrl: hook.url, stop: () => killed })
-      // Killed once enough was acknowledged, while the loops have requests in flight.
-      await Crash.waitFor(() => loading.acknowledged.responses.size >= 40, "40 acknowledged background responses")
-      await Crash.kill(first)
-      killed = true
-      await loading.done
-      const acknowledged = loading.acknowledged
+      const acknowledged = await Crash.loadThenKill([first.url], first, hook, "crash")
       expect(hook.received.size).toBe(0)
       expect(hook.refused()).toBeGreaterThan(0)
-      hook.control.refusing = false
       const second = await Crash.serve(["--data-dir", directory])
       try {
         expect(second.output()).toContain("existing")

@@ -201,6 +201,28 @@ export const load = (
   return { acknowledged, done }
 }
 
+/**
+ * The crash itself: loads `targets` (see {@link load}) while `hook` refuses every webhook, kills `victim` with
+ * SIGKILL once 40 background responses were acknowledged (the loops have requests in flight then), waits for the
+ * loops to end, and lets `hook` accept again. Returns what was acknowledged.
+ */
+export const loadThenKill = async (
+  targets: ReadonlyArray<URL>,
+  victim: Served,
+  hook: Awaited<ReturnType<typeof receiver>>,
+  prefix: string
+): Promise<Acknowledged> => {
+  hook.control.refusing = true
+  let killed = false
+  const loading = load(targets, { prefix, workers: 16, webhookUrl: hook.url, stop: () => killed })
+  await waitFor(() => loading.acknowledged.responses.size >= 40, "40 acknowledged background responses")
+  await kill(victim)
+  killed = true
+  await loading.done
+  hook.control.refusing = false
+  return loading.acknowledged
+}
+
 /** What was found after the restart. */
 export interface Found {
   readonly acknowledgedCreates: number
