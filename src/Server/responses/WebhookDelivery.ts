@@ -14,6 +14,7 @@ import {
   Clock,
   Context,
   Data,
+  Deferred,
   Duration,
   Effect,
   FiberSet,
@@ -155,7 +156,7 @@ export const layer = (options: DeliveryOptions = {}) =>
       const responses = yield* Responses
       const work = yield* DurableWork
       const config = yield* LocalServiceConfig
-      const permits = yield* Effect.makeSemaphore(options.concurrency ?? 64)
+      const concurrency = Math.max(1, options.concurrency ?? 64)
       const running = yield* FiberSet.make<void, never>()
       const timeoutMillis = Duration.toMillis(options.attemptTimeout ?? attemptTimeout)
       const lean = UndiciHttpClient.honoursDeadline(client)
@@ -226,7 +227,21 @@ export const layer = (options: DeliveryOptions = {}) =>
               record.firstDeliveredAtMillis === null ? { ...record, firstDeliveredAtMillis: nowMillis } : record)
             yield* work.finishDelivery(delivery.responseId)
           })
-        ).pipe(permits.withPermits(1))
+        )
+
+      // Every attempt runs on one of `concurrency` workers fed by one queue (one offer per attempt, no fiber per
+      // waiting attempt). Not a semaphore: thousands of retries waiting on one (a dead receiver) are all woken at every
+      // release, and each wake-up that finds no permit nests another wait in the waiting fiber: memory grew with
+      // waiters times releases (3 GB for 2,000 deliveries to a dead port, issue 17).
+      const attempts = yield* Queue.unbounded<Effect.Effect<void>>()
+      const worker = Effect.forever(Effect.flatten(Queue.take(attempts)))
+      yield* Effect.forkScoped(
+        Effect.all(Array.from({ length: concurrency }, () => worker), { concurrency: "unbounded", discard: true })
+      )
+      /** `effect` run on a worker; the caller waits for its outcome. */
+      const onWorker = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+        Effect.flatMap(Deferred.make<A, E>(), (outcome) =>
+          Effect.zipRight(Queue.offer(attempts, Effect.asVoid(Effect.intoDeferred(effect, outcome))), Deferred.await(outcome)))
 
       /**
        * After a failed attempt at `from` (undefined: the first attempt): the rounds of {@link deliveryRoundsFrom}, fed
@@ -258,7 +273,7 @@ export const layer = (options: DeliveryOptions = {}) =>
           const loop = (failure: DeliveryFailed): Effect.Effect<void, DeliveryFailed> =>
             failure.final === true ? Effect.fail(failure) : Effect.matchEffect(driver.next(failure), {
               onFailure: () => Effect.fail(failure),
-              onSuccess: () => Effect.catchAll(attempt(delivery, request, position), loop)
+              onSuccess: () => Effect.catchAll(onWorker(attempt(delivery, request, position)), loop)
             })
           return loop(first)
         })
@@ -287,12 +302,14 @@ export const layer = (options: DeliveryOptions = {}) =>
           if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
           const request = requestOf(delivery)
           yield* Effect.catchAll(
-            attempt(delivery, request, stored.position),
+            onWorker(attempt(delivery, request, stored.position)),
             (failure) => retry(delivery, request, failure, stored.position)
           ).pipe(Effect.catchAll(logGiveUp(delivery)))
         })
 
-      /** The first attempt of a delivery; when it fails, the rounds go on in a fiber of their own. */
+      /**
+       * The first attempt of a delivery (on a worker); when it fails, the rounds go on in a fiber of their own.
+       */
       const first = (delivery: Delivery) =>
         Effect.clockWith((clock) => {
           const request = requestOf(delivery)
@@ -304,18 +321,6 @@ export const layer = (options: DeliveryOptions = {}) =>
                 : Effect.asVoid(FiberSet.run(running, retry(delivery, request, failure).pipe(Effect.catchAll(logGiveUp(delivery)))))
           )
         })
-
-      // Deliveries wait in a queue (one offer each, no fiber each) for `concurrency` workers that make first attempts.
-      // (Thousands of fibers waiting on one semaphore would be woken all at once on every release.) Retries take the
-      // same permits, so attempts in flight stay within `concurrency` overall.
-      const pending = yield* Queue.unbounded<Delivery>()
-      const worker = Effect.forever(Effect.flatMap(Queue.take(pending), first))
-      yield* Effect.forkScoped(
-        Effect.all(Array.from({ length: Math.max(1, options.concurrency ?? 64) }, () => worker), {
-          concurrency: "unbounded",
-          discard: true
-        })
-      )
 
       // Deliveries whose owner is gone (a restart, another instance that died): resumed where their rounds stood.
       // Only a store that keeps work can have any.
@@ -338,7 +343,7 @@ export const layer = (options: DeliveryOptions = {}) =>
                 body: delivery.body,
                 position: { round: 1, attempt: 1, roundStartedAtMillis: now }
               })),
-            Queue.offer(pending, delivery)
+            Queue.offer(attempts, first(delivery))
           )
       }
     })
