@@ -49,7 +49,18 @@ export interface Results {
   readonly memory?: MemoryResults
   readonly durability?: DurabilityResults
   readonly abuse?: AbuseResults
+  /** Sections measured again later by `--only=... --update` (each replaced whole, with its own baselines). */
+  readonly remeasured?: ReadonlyArray<Remeasured>
   readonly budgets: ReadonlyArray<Budget>
+}
+
+/** One `--only=... --update` run folded into the full report: which sections, when, how long, under what load. */
+export interface Remeasured {
+  readonly sections: BenchSettings["sections"]
+  readonly startedAt: string
+  readonly totalSeconds: number
+  readonly loadAverage: ReadonlyArray<number>
+  readonly loadAverageAtEnd: ReadonlyArray<number>
 }
 
 /** Budgets of issue 6, and of the durable-state issue (section 6). */
@@ -77,6 +88,33 @@ const mb = (bytes: number): string => fmt(bytes / 1e6, 1)
 const clean = (result: ScenarioResult): boolean =>
   result.non2xx === 0 && result.errors === 0 && result.timeouts === 0 &&
   Object.keys(result.statusCodes).every((status) => Number(status) === result.expectedStatus)
+
+/**
+ * `report` with the sections of `run` (an `--only=... --update` run) in place of its own, each replaced whole; the
+ * versions are the new run's (they are those of the code measured); the budgets computed again.
+ */
+export const fold = (report: Results, run: Omit<Results, "budgets">): Results => {
+  const { budgets: _budgets, ...kept } = report
+  const replaced: Record<string, unknown> = {}
+  for (const section of run.sections) replaced[section] = run[section as keyof typeof run]
+  const sectionSeconds = Object.fromEntries(
+    Object.entries(report.sectionSeconds).filter(([title]) => !(title in run.sectionSeconds))
+  )
+  const folded: Omit<Results, "budgets"> = {
+    ...kept,
+    ...replaced,
+    versions: run.versions,
+    sectionSeconds: { ...sectionSeconds, ...run.sectionSeconds },
+    remeasured: [...(report.remeasured ?? []), {
+      sections: run.sections,
+      startedAt: run.startedAt,
+      totalSeconds: run.totalSeconds,
+      loadAverage: run.machine.loadAverage,
+      loadAverageAtEnd: run.machine.loadAverageAtEnd
+    }]
+  }
+  return { ...folded, budgets: budgets(folded) }
+}
 
 /** Computes the budget lines from whatever sections ran. */
 export const budgets = (results: Omit<Results, "budgets">): Array<Budget> => {
@@ -622,6 +660,12 @@ export const markdown = (results: Results): string => {
     `${Object.entries(results.sectionSeconds).map(([title, seconds]) => `${title}: ${fmt(seconds)} s`).join("; ")}).`,
     `- Load average (1, 5, 15 min) at start ${results.machine.loadAverage.map((value) => value.toFixed(2)).join(", ")}; ` +
     `at end ${results.machine.loadAverageAtEnd.map((value) => value.toFixed(2)).join(", ")}.`,
+    ...(results.remeasured ?? []).map((run) =>
+      `- Measured again (\`--only=${run.sections.join(",")} --update\`, replacing those sections whole): started ` +
+      `${run.startedAt}; took ${fmt(run.totalSeconds)} s; load average at start ` +
+      `${run.loadAverage.map((value) => value.toFixed(2)).join(", ")}, at end ` +
+      `${run.loadAverageAtEnd.map((value) => value.toFixed(2)).join(", ")}.`
+    ),
     "",
     "## Machine and versions",
     "",

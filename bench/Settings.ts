@@ -59,6 +59,11 @@ export interface BenchSettings {
   /** Where the Markdown report and the JSON results are written. */
   readonly markdownPath: string
   readonly jsonPath: string
+  /**
+   * `--only=... --update` (full mode): the sections measured replace theirs in the committed report (BENCHMARKS.md,
+   * bench/results.json) instead of going to a partial file; the rest of the report stays as it was.
+   */
+  readonly update?: boolean
 }
 
 /** The full run: writes BENCHMARKS.md and bench/results.json. */
@@ -101,7 +106,8 @@ export const quick: Omit<BenchSettings, "sections"> = {
 
 /**
  * Reads the command line: `--quick` for the quick check; `--only=a,b` (section names) to run some sections, whose
- * results then go under bench/out/ so a partial run never replaces the committed report.
+ * results then go under bench/out/ so a partial run never replaces the committed report, unless `--update` is
+ * given too: then they replace those sections of the committed report (full mode only).
  */
 export const fromArgs = (args: ReadonlyArray<string>): BenchSettings => {
   const base = args.includes("--quick") ? quick : full
@@ -110,6 +116,10 @@ export const fromArgs = (args: ReadonlyArray<string>): BenchSettings => {
   const wanted = only.slice("--only=".length).split(",").filter((name) => name !== "")
   const unknown = wanted.filter((name) => !(sections as ReadonlyArray<string>).includes(name))
   if (unknown.length > 0) throw new Error(`unknown section(s) ${unknown.join(", ")}; known: ${sections.join(", ")}`)
+  if (args.includes("--update")) {
+    if (base.mode !== "full") throw new Error("--update folds sections into the full report: not with --quick")
+    return { ...base, sections: sections.filter((name) => wanted.includes(name)), update: true }
+  }
   return {
     ...base,
     sections: sections.filter((name) => wanted.includes(name)),

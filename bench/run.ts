@@ -11,7 +11,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { dirname, relative } from "node:path"
 import { performance } from "node:perf_hooks"
@@ -27,6 +27,12 @@ import * as Scenarios from "./Scenarios.js"
 import * as Settings from "./Settings.js"
 import * as Throughput from "./Throughput.js"
 import * as Webhooks from "./Webhooks.js"
+
+/** The committed full report, which `--update` folds new sections into. */
+const readResults = (path: string): Report.Results => {
+  if (!existsSync(path)) throw new Error(`--update needs a full report at ${relative(root, path)}: run npm run bench first`)
+  return JSON.parse(readFileSync(path, "utf8")) as Report.Results
+}
 
 const program = Effect.gen(function*() {
   const settings = Settings.fromArgs(process.argv.slice(2))
@@ -55,7 +61,7 @@ const program = Effect.gen(function*() {
   const durability = has("durability") ? yield* step("6. durable state", Durability.run(settings)) : undefined
   const abuse = has("abuse") ? yield* step("7. abuse", Abuse.run(settings)) : undefined
 
-  const { markdownPath, jsonPath, sections, ...measuredWith } = settings
+  const { markdownPath, jsonPath, sections, update, ...measuredWith } = settings
   const partial: Omit<Report.Results, "budgets"> = {
     mode: settings.mode,
     sections,
@@ -82,7 +88,7 @@ const program = Effect.gen(function*() {
     ...(durability === undefined ? {} : { durability }),
     ...(abuse === undefined ? {} : { abuse })
   }
-  const results: Report.Results = { ...partial, budgets: Report.budgets(partial) }
+  const results: Report.Results = update === true ? Report.fold(readResults(jsonPath), partial) : { ...partial, budgets: Report.budgets(partial) }
   for (const path of [markdownPath, jsonPath]) mkdirSync(dirname(path), { recursive: true })
   writeFileSync(jsonPath, JSON.stringify(results, null, 2) + "\n")
   writeFileSync(markdownPath, Report.markdown(results))
