@@ -16,6 +16,8 @@ import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
 import * as Seed from "../Server/state/Seed.js"
 import * as StateStore from "../Server/state/StateStore.js"
 import * as Serve from "./Serve.js"
+import { BoxFailedError, WaitTimeoutError } from "../Client/Boxes.js"
+import { ClientCommandError } from "./client/ClientOptions.js"
 
 /**
  * What a failed command prints on stderr (`lines`) and the exit code it ends with.
@@ -146,6 +148,16 @@ const explain = (error: unknown, command: string): Explained => {
         : "check --data-dir (a directory this user can write, used by no other boxkit serve) or --database-url " +
         "(BOXKIT_DATABASE_URL: a PostgreSQL database that exists and accepts the user)"
     }
+  }
+  if (error instanceof ClientCommandError) {
+    return {
+      what: error.message,
+      fix: error.fix ?? (error.usage ? `run "boxkit ${command} --help" for the usage` : undefined),
+      exitCode: error.usage ? usageExitCode : failureExitCode
+    }
+  }
+  if (error instanceof BoxFailedError || error instanceof WaitTimeoutError) {
+    return { what: error.message, fix: `see it with "boxkit boxes get ${error.box_id}"` }
   }
   if (error instanceof Serve.ServeOptionsError) {
     return { what: error.message, fix: `run "boxkit serve --help" for the usage`, exitCode: usageExitCode }
