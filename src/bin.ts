@@ -12,13 +12,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import packageJson from "../package.json" with { type: "json" }
-import * as Apps from "./Cli/client/Apps.js"
-import * as Boxes from "./Cli/client/Boxes.js"
-import * as Clipboard from "./Cli/client/Clipboard.js"
-import * as Listeners from "./Cli/client/Listeners.js"
-import * as Policies from "./Cli/client/Policies.js"
-import * as Responses from "./Cli/client/Responses.js"
-import * as Secrets from "./Cli/client/Secrets.js"
+import * as ClientCommands from "./Cli/client/Commands.js"
 import * as Demo from "./Cli/Demo.js"
 import * as Failure from "./Cli/Failure.js"
 import * as Serve from "./Cli/Serve.js"
@@ -28,17 +22,7 @@ const boxkit = Command.make("boxkit").pipe(
     "An Effect toolkit for the Box Service HTTP API, with a faithful local box service. " +
       "Add --verbose (or set BOXKIT_DEBUG=1) to any command to see the cause and stack of a failure."
   ),
-  Command.withSubcommands([
-    Serve.command,
-    Demo.command,
-    Apps.command,
-    Boxes.command,
-    Secrets.command,
-    Policies.command,
-    Clipboard.command,
-    Listeners.command,
-    Responses.command
-  ])
+  Command.withSubcommands([Serve.command, Demo.command, ...ClientCommands.commands])
 )
 
 const cli = Command.run(boxkit, { name: "boxkit", version: packageJson.version })
