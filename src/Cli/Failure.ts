@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { ValidationError } from "@effect/cli"
+import { HelpDoc, ValidationError } from "@effect/cli"
 import { HttpServerError } from "@effect/platform"
 import { Cause, ConfigError, Duration, Option } from "effect"
 import * as ApiError from "../ApiError.js"
@@ -124,8 +124,15 @@ const configurationProblems = (error: ConfigError.ConfigError): string => {
 
 const explain = (error: unknown, command: string): Explained => {
   if (ValidationError.isValidationError(error)) {
-    // @effect/cli has printed the error itself, as its help text does.
-    return { what: "", fix: `run "boxkit ${command === "" ? "" : `${command} `}--help" for the usage`, exitCode: usageExitCode }
+    // @effect/cli has printed the error itself, as its help text does. A client command without a key: where to give one.
+    const missingKey = error._tag === "MissingValue" && HelpDoc.toAnsiText(error.error).includes("'--api-key'")
+    return {
+      what: "",
+      fix: missingKey
+        ? "pass --api-key KEY or set BOX_API_KEY"
+        : `run "boxkit ${command === "" ? "" : `${command} `}--help" for the usage`,
+      exitCode: usageExitCode
+    }
   }
   if (error instanceof FaultInjection.FaultSpecError) {
     return { what: error.message, fix: `run "boxkit serve --help" for the format`, exitCode: usageExitCode }
