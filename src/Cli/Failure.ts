@@ -10,13 +10,12 @@
  */
 import { HelpDoc, ValidationError } from "@effect/cli"
 import { HttpServerError } from "@effect/platform"
-import { Cause, ConfigError, Duration, Option } from "effect"
+import { Cause, ConfigError, Duration, Option, Predicate } from "effect"
 import * as ApiError from "../ApiError.js"
 import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
 import * as Seed from "../Server/state/Seed.js"
 import * as StateStore from "../Server/state/StateStore.js"
 import * as Serve from "./Serve.js"
-import { BoxFailedError, WaitTimeoutError } from "../Client/Boxes.js"
 import { ClientCommandError } from "./client/ClientOptions.js"
 
 /**
@@ -163,8 +162,10 @@ const explain = (error: unknown, command: string): Explained => {
       exitCode: error.usage ? usageExitCode : failureExitCode
     }
   }
-  if (error instanceof BoxFailedError || error instanceof WaitTimeoutError) {
-    return { what: error.message, fix: `see it with "boxkit boxes get ${error.box_id}"` }
+  // Boxes.ts's BoxFailedError and WaitTimeoutError, by tag: this module does not load the client toolkit.
+  if (Predicate.isTagged(error, "BoxFailedError") || Predicate.isTagged(error, "WaitTimeoutError")) {
+    const failed = error as unknown as { readonly message: string; readonly box_id: string }
+    return { what: failed.message, fix: `see it with "boxkit boxes get ${failed.box_id}"` }
   }
   if (error instanceof Serve.ServeOptionsError) {
     return { what: error.message, fix: `run "boxkit serve --help" for the usage`, exitCode: usageExitCode }

@@ -6,7 +6,6 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
-import { Apps } from "../../Client/Apps.js"
 import { App } from "../../Domain/App.js"
 import { clientOptions, help, withClient } from "./ClientOptions.js"
 import { printResource } from "./Output.js"
@@ -16,10 +15,7 @@ const find = Command.make("find", {
   name: Args.text({ name: "NAME" }).pipe(Args.withDescription("The app's name (1 to 128 characters).")),
   mint: Options.boolean("mint").pipe(Options.withDescription("Create the app when there is none of that name."))
 }, (options) =>
-  withClient(
-    options,
-    Effect.flatMap(Apps, (apps) => apps.find(options.name, { mintIfMissing: options.mint }))
-  ).pipe(Effect.flatMap((app) => printResource(App, app, options)))).pipe(
+  withClient(options, ({ Apps }) => Effect.flatMap(Apps, (apps) => apps.find(options.name, { mintIfMissing: options.mint }))).pipe(Effect.flatMap((app) => printResource(App, app, options)))).pipe(
     Command.withDescription(help("Find an app by name (--mint creates it when missing).", "boxkit apps find my-app --mint"))
   )
 

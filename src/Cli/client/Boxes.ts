@@ -10,7 +10,6 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option, type Schema } from "effect"
-import { Boxes } from "../../Client/Boxes.js"
 import type { Idempotent } from "../../Client/IdempotencyKey.js"
 import * as Box from "../../Domain/Box.js"
 import { BoxId } from "../../Domain/Ids.js"
@@ -71,7 +70,7 @@ const create = Command.make("create", {
 }, (options) =>
   withClient(
     options,
-    Effect.gen(function*() {
+    ({ Boxes }) => Effect.gen(function*() {
       const boxes = yield* Boxes
       const ports = yield* Effect.forEach(options.port, parsePort)
       const request: Box.CreateBoxRequest = {
@@ -100,14 +99,14 @@ const create = Command.make("create", {
   )
 
 const get = Command.make("get", { ...clientOptions, boxId: boxIdArgument }, (options) =>
-  withClient(options, Effect.flatMap(Boxes, (boxes) => boxes.retrieve(options.boxId))).pipe(
+  withClient(options, ({ Boxes }) => Effect.flatMap(Boxes, (boxes) => boxes.retrieve(options.boxId))).pipe(
     Effect.flatMap((box) => printBox(box, options))
   )).pipe(Command.withDescription(help("Show a box.", "boxkit boxes get sb_0123…")))
 
 const upgrade = Command.make("upgrade", { ...clientOptions, boxId: boxIdArgument, idempotencyKey }, (options) =>
   withClient(
     options,
-    Effect.flatMap(Boxes, (boxes) =>
+    ({ Boxes }) => Effect.flatMap(Boxes, (boxes) =>
       boxes.upgrade(options.boxId, Option.match(options.idempotencyKey, {
         onNone: () => ({}),
         onSome: (key) => ({ idempotencyKey: key })
@@ -122,7 +121,7 @@ const upgrade = Command.make("upgrade", { ...clientOptions, boxId: boxIdArgument
 /** A lifecycle command answered with the box record. */
 const lifecycle = (name: "pause" | "resume" | "sleep" | "terminate", summary: string) =>
   Command.make(name, { ...clientOptions, boxId: boxIdArgument }, (options) =>
-    withClient(options, Effect.flatMap(Boxes, (boxes) => boxes[name](options.boxId))).pipe(
+    withClient(options, ({ Boxes }) => Effect.flatMap(Boxes, (boxes) => boxes[name](options.boxId))).pipe(
       Effect.flatMap((box) => printBox(box, options))
     )).pipe(Command.withDescription(help(summary, `boxkit boxes ${name} sb_0123…`)))
 

@@ -10,7 +10,7 @@
  */
 import { Options } from "@effect/cli"
 import { Config, Effect, Option, type Redacted, Schema } from "effect"
-import * as Boxkit from "../../Client/Boxkit.js"
+import type * as Boxkit from "../../Client/Boxkit.js"
 import type { Mode } from "./Output.js"
 
 /** The base URL when neither `--base-url` nor `BOX_BASE_URL` is given: `boxkit serve`'s default address. */
@@ -44,15 +44,22 @@ export interface ClientSettings extends Mode {
   readonly apiKey: Redacted.Redacted<string>
 }
 
-/** Runs `effect` with every client service (Boxkit.layer), configured by `settings`. */
+/** The client toolkit's modules the commands use (Toolkit.ts). */
+export type Toolkit = typeof import("./Toolkit.js")
+
+/**
+ * Runs `use(toolkit)` with every client service (Boxkit.layer), configured by `settings`. The toolkit is loaded
+ * here, when a client command runs.
+ */
 export const withClient = <A, E>(
   settings: ClientSettings,
-  effect: Effect.Effect<A, E, Boxkit.Services>
+  use: (toolkit: Toolkit) => Effect.Effect<A, E, Boxkit.Services>
 ): Effect.Effect<A, E> =>
-  Effect.provide(
-    effect,
-    Boxkit.layer({ apiKey: settings.apiKey, baseUrl: settings.baseUrl, apiUrl: Option.getOrUndefined(settings.apiUrl) })
-  )
+  Effect.flatMap(Effect.promise(() => import("./Toolkit.js")), (toolkit) =>
+    Effect.provide(
+      use(toolkit),
+      toolkit.layer({ apiKey: settings.apiKey, baseUrl: settings.baseUrl, apiUrl: Option.getOrUndefined(settings.apiUrl) })
+    ))
 
 /**
  * A client command that cannot run as asked, before any request: `message` says why, `fix` what to do; `usage` true

@@ -9,7 +9,6 @@
 import { Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import { Console, Effect, Option } from "effect"
-import { Clipboard } from "../../Client/Clipboard.js"
 import { EmptyObject } from "../../Domain/Box.js"
 import { boxIdArgument } from "./Boxes.js"
 import { ClientCommandError, clientOptions, help, withClient } from "./ClientOptions.js"
@@ -57,7 +56,7 @@ const put = Command.make("put", {
     const { bytes, mediaType } = yield* content(options.text, options.file)
     const answer = yield* withClient(
       options,
-      Effect.flatMap(Clipboard, (clipboard) => clipboard.write(options.boxId, bytes, mediaType))
+      ({ Clipboard }) => Effect.flatMap(Clipboard, (clipboard) => clipboard.write(options.boxId, bytes, mediaType))
     )
     if (options.json) return yield* printResource(EmptyObject, answer, options)
     yield* Console.log(`put ${bytes.byteLength} bytes of ${mediaType} on the clipboard of ${options.boxId}`)

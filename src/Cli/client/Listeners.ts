@@ -7,7 +7,6 @@
  */
 import { Args, Command } from "@effect/cli"
 import { Effect } from "effect"
-import { Listeners } from "../../Client/Listeners.js"
 import { UnpublishResult } from "../../Domain/Box.js"
 import { clientOptions, help, withClient } from "./ClientOptions.js"
 import { boxIdArgument } from "./Boxes.js"
@@ -18,7 +17,7 @@ const unpublish = Command.make("unpublish", {
   boxId: boxIdArgument,
   port: Args.integer({ name: "PORT" }).pipe(Args.withDescription("The guest port (1 to 65535)."))
 }, (options) =>
-  withClient(options, Effect.flatMap(Listeners, (listeners) => listeners.unpublish(options.boxId, options.port))).pipe(
+  withClient(options, ({ Listeners }) => Effect.flatMap(Listeners, (listeners) => listeners.unpublish(options.boxId, options.port))).pipe(
     Effect.flatMap((result) => printResource(UnpublishResult, result, options))
   )).pipe(Command.withDescription(help("Stop publishing a guest port of a box.", "boxkit listeners unpublish sb_0123… 8080")))
 

@@ -8,7 +8,6 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
-import { EgressPolicies } from "../../Client/EgressPolicies.js"
 import { EgressPolicy } from "../../Domain/EgressPolicy.js"
 import { EgressPolicyId } from "../../Domain/Ids.js"
 import { clientOptions, help, withClient } from "./ClientOptions.js"
@@ -24,7 +23,7 @@ const create = Command.make("create", {
 }, (options) =>
   withClient(
     options,
-    Effect.flatMap(EgressPolicies, (policies) => policies.create(options.name, { allowlist: options.allow }))
+    ({ EgressPolicies }) => Effect.flatMap(EgressPolicies, (policies) => policies.create(options.name, { allowlist: options.allow }))
   ).pipe(Effect.flatMap((policy) => printResource(EgressPolicy, policy, options)))).pipe(
     Command.withDescription(help(
       "Create an egress policy allowing the hosts given with --allow.",
@@ -39,7 +38,7 @@ const rename = Command.make("rename", {
 }, (options) =>
   withClient(
     options,
-    Effect.flatMap(EgressPolicies, (policies) => policies.rename(options.policyId, options.name))
+    ({ EgressPolicies }) => Effect.flatMap(EgressPolicies, (policies) => policies.rename(options.policyId, options.name))
   ).pipe(Effect.flatMap((policy) => printResource(EgressPolicy, policy, options)))).pipe(
     Command.withDescription(help("Rename an egress policy.", "boxkit policies rename ep_0123… ci-egress-v2"))
   )

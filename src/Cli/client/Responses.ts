@@ -10,9 +10,8 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Option, Stream } from "effect"
-import { Responses, responseOf } from "../../Client/Responses.js"
 import { type ModelResponse as Response, ModelResponse, outputText } from "../../Domain/ModelResponse.js"
-import { ClientCommandError, clientOptions, help, withClient } from "./ClientOptions.js"
+import { ClientCommandError, clientOptions, help, type Toolkit, withClient } from "./ClientOptions.js"
 import { type Mode, printResource } from "./Output.js"
 
 /** The fields a person sees of a response (the output itself is printed as text after them). */
@@ -38,16 +37,16 @@ const print = (response: Response, mode: Mode) => {
 }
 
 /** Streams a response: the text printed as it arrives (for a person), the finished response returned. */
-const streamed = (request: { readonly model: string; readonly input: string }, mode: Mode) =>
+const streamed = (toolkit: Toolkit, request: { readonly model: string; readonly input: string }, mode: Mode) =>
   Effect.gen(function*() {
-    const responses = yield* Responses
+    const responses = yield* toolkit.Responses
     const last = yield* responses.stream(request).pipe(
       Stream.tap((event) =>
         !mode.json && event.type === "response.output_text.delta" && typeof event.delta === "string"
           ? Effect.sync(() => process.stdout.write(event.delta as string))
           : Effect.void
       ),
-      Stream.filterMap(responseOf),
+      Stream.filterMap(toolkit.responseOf),
       Stream.runLast
     )
     if (!mode.json) yield* Console.log("")
@@ -65,7 +64,7 @@ const create = Command.make("create", {
 }, (options) =>
   withClient(
     options,
-    Effect.gen(function*() {
+    (toolkit) => Effect.gen(function*() {
       const request = { model: options.model, input: options.prompt }
       if (options.background && options.stream) {
         return yield* Effect.fail(new ClientCommandError({
@@ -73,9 +72,9 @@ const create = Command.make("create", {
           usage: true
         }))
       }
-      const responses = yield* Responses
+      const responses = yield* toolkit.Responses
       if (options.stream) {
-        const finished = yield* streamed(request, options)
+        const finished = yield* streamed(toolkit, request, options)
         if (options.json && Option.isSome(finished)) yield* printResource(ModelResponse, finished.value, options)
         return
       }
@@ -93,7 +92,7 @@ const get = Command.make("get", {
   ...clientOptions,
   responseId: Args.text({ name: "RESPONSE_ID" }).pipe(Args.withDescription("The response (resp_…)."))
 }, (options) =>
-  withClient(options, Effect.flatMap(Responses, (responses) => responses.retrieve(options.responseId))).pipe(
+  withClient(options, ({ Responses }) => Effect.flatMap(Responses, (responses) => responses.retrieve(options.responseId))).pipe(
     Effect.flatMap((response) => print(response, options))
   )).pipe(Command.withDescription(help("Show a model response and its output.", "boxkit responses get resp_0123…")))
 

@@ -9,7 +9,6 @@
  */
 import { Args, Command, Prompt } from "@effect/cli"
 import { Effect, Redacted } from "effect"
-import { Secrets } from "../../Client/Secrets.js"
 import { Secret } from "../../Domain/Secret.js"
 import { ClientCommandError, clientOptions, help, withClient } from "./ClientOptions.js"
 import { printResource } from "./Output.js"
@@ -43,7 +42,7 @@ const readValue = (secretName: string) =>
 const create = Command.make("create", { ...clientOptions, name }, (options) =>
   Effect.gen(function*() {
     const value = yield* readValue(options.name)
-    const secret = yield* withClient(options, Effect.flatMap(Secrets, (secrets) => secrets.create(options.name, value)))
+    const secret = yield* withClient(options, ({ Secrets }) => Effect.flatMap(Secrets, (secrets) => secrets.create(options.name, value)))
     yield* printResource(Secret, secret, options)
   })).pipe(
     Command.withDescription(help(
@@ -53,7 +52,7 @@ const create = Command.make("create", { ...clientOptions, name }, (options) =>
   )
 
 const get = Command.make("get", { ...clientOptions, name }, (options) =>
-  withClient(options, Effect.flatMap(Secrets, (secrets) => secrets.retrieve(options.name))).pipe(
+  withClient(options, ({ Secrets }) => Effect.flatMap(Secrets, (secrets) => secrets.retrieve(options.name))).pipe(
     Effect.flatMap((secret) => printResource(Secret, secret, options))
   )).pipe(
     Command.withDescription(help("Show a secret's metadata (never its value).", "boxkit secrets get GITHUB_TOKEN"))
