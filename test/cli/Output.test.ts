@@ -3,9 +3,10 @@
  * reads from a file's content (Cli/client/MediaType.ts).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Option } from "effect"
+import { Effect, Option } from "effect"
 import * as MediaType from "../../src/Cli/client/MediaType.js"
 import { fieldLines, relativeTime } from "../../src/Cli/client/Output.js"
+import { spinning } from "../../src/Cli/client/Spinner.js"
 import { onePixelPng } from "../../src/Cli/DemoProgram.js"
 
 const now = Date.parse("2026-11-24T12:00:00Z")
@@ -43,4 +44,52 @@ describe("media type of a file, from its content", () => {
     expect(MediaType.sniff(bytes(0xc3, 0x28))).toEqual(Option.none())
     expect(MediaType.sniff(bytes(0x68, 0x00, 0x69))).toEqual(Option.none())
   })
+})
+
+describe("the spinner of a wait", () => {
+  /** Runs `effect` with stderr taken for a terminal, collecting what is written to it. */
+  const onTerminal = <A, E>(effect: Effect.Effect<A, E>) =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => {
+        const written: Array<string> = []
+        const saved = { isTTY: process.stderr.isTTY, write: process.stderr.write }
+        process.stderr.isTTY = true
+        process.stderr.write = ((chunk: string) => written.push(String(chunk)) > 0) as typeof process.stderr.write
+        return { written, saved }
+      }),
+      ({ written }) => Effect.map(effect, (value) => ({ value, written })),
+      ({ saved }) =>
+        Effect.sync(() => {
+          process.stderr.isTTY = saved.isTTY
+          process.stderr.write = saved.write
+        })
+    )
+
+  it.live("on a terminal: the latest status drawn, the line cleared at the end; elsewhere nothing", () =>
+    Effect.gen(function*() {
+      const wait = (show: (status: string) => Effect.Effect<void>) =>
+        Effect.gen(function*() {
+          yield* Effect.sleep("200 millis")
+          yield* show("sb_1 running")
+          yield* Effect.sleep("200 millis")
+          return "done"
+        })
+      const { value, written } = yield* onTerminal(spinning("sb_1 creating", wait))
+      expect(value).toBe("done")
+      expect(written.some((line) => line.endsWith(" sb_1 creating"))).toBe(true)
+      expect(written.some((line) => line.endsWith(" sb_1 running"))).toBe(true)
+      expect(written.at(-1)).toBe("\r\u001b[2K")
+      const quiet: Array<string> = []
+      const write = process.stderr.write
+      process.stderr.write = ((chunk: string) => quiet.push(String(chunk)) > 0) as typeof process.stderr.write
+      const isTTY = process.stderr.isTTY
+      process.stderr.isTTY = false
+      yield* spinning("sb_1 creating", (show) => show("sb_1 running")).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          process.stderr.write = write
+          process.stderr.isTTY = isTTY
+        }))
+      )
+      expect(quiet).toEqual([])
+    }))
 })

@@ -18,9 +18,17 @@ const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "
 export const spinning = <A, E, R>(
   initial: string,
   wait: (show: (status: string) => Effect.Effect<void>) => Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> => {
-  if (process.stderr.isTTY !== true) return wait(() => Effect.void)
-  return Effect.gen(function*() {
+): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    if (process.stderr.isTTY !== true) return wait(() => Effect.void)
+    return spin(initial, wait)
+  })
+
+const spin = <A, E, R>(
+  initial: string,
+  wait: (show: (status: string) => Effect.Effect<void>) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.gen(function*() {
     const status = yield* Ref.make(initial)
     let frame = 0
     const draw = Effect.flatMap(Ref.get(status), (text) =>
@@ -32,4 +40,3 @@ export const spinning = <A, E, R>(
       Effect.ensuring(Effect.zipRight(Fiber.interrupt(spinner), Effect.sync(() => process.stderr.write("\r\u001b[2K"))))
     )
   })
-}
