@@ -144,6 +144,21 @@ export const buildCommand = async () => {
         setup(build) {
           build.onResolve({ filter: /TokenizerTables\.js$/ }, () => ({ path: tablesFromBundle, external: true }))
         }
+      }, {
+        // Swagger UI's script and styles (about 2 MB of strings, needed only by the first GET /docs) stay outside
+        // too: read from the installed @effect/platform (a peer dependency) when /docs is first asked for. Its
+        // module holds only those two strings, so no second copy of Effect's modules is loaded.
+        name: "swagger-ui-outside",
+        setup(build) {
+          build.onResolve({ filter: /^\.\/internal\/httpApiSwagger\.js$/ }, (args) =>
+            args.importer.includes(`${sep}@effect${sep}platform${sep}`) ? { path: "swagger-ui", namespace: "outside" } : undefined)
+          build.onLoad({ filter: /^swagger-ui$/, namespace: "outside" }, () => ({
+            loader: "js",
+            contents: "const { dirname, join } = require(\"node:path\")\n" +
+              "const platform = dirname(require.resolve(\"@effect/platform/package.json\"))\n" +
+              "module.exports = require(join(platform, \"dist\", \"cjs\", \"internal\", \"httpApiSwagger.js\"))\n"
+          }))
+        }
       }],
       supported: { "dynamic-import": false },
       logLevel: "error",

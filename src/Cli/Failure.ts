@@ -8,14 +8,15 @@
  *
  * @since 0.1.0
  */
-import { ValidationError } from "@effect/cli"
+import { HelpDoc, ValidationError } from "@effect/cli"
 import { HttpServerError } from "@effect/platform"
-import { Cause, ConfigError, Duration, Option } from "effect"
+import { Cause, ConfigError, Duration, Option, Predicate } from "effect"
 import * as ApiError from "../ApiError.js"
 import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
 import * as Seed from "../Server/state/Seed.js"
 import * as StateStore from "../Server/state/StateStore.js"
 import * as Serve from "./Serve.js"
+import { ClientCommandError } from "./client/ClientOptions.js"
 
 /**
  * What a failed command prints on stderr (`lines`) and the exit code it ends with.
@@ -122,8 +123,15 @@ const configurationProblems = (error: ConfigError.ConfigError): string => {
 
 const explain = (error: unknown, command: string): Explained => {
   if (ValidationError.isValidationError(error)) {
-    // @effect/cli has printed the error itself, as its help text does.
-    return { what: "", fix: `run "boxkit ${command === "" ? "" : `${command} `}--help" for the usage`, exitCode: usageExitCode }
+    // @effect/cli has printed the error itself, as its help text does. A client command without a key: where to give one.
+    const missingKey = error._tag === "MissingValue" && HelpDoc.toAnsiText(error.error).includes("'--api-key'")
+    return {
+      what: "",
+      fix: missingKey
+        ? "pass --api-key KEY or set BOX_API_KEY"
+        : `run "boxkit ${command === "" ? "" : `${command} `}--help" for the usage`,
+      exitCode: usageExitCode
+    }
   }
   if (error instanceof FaultInjection.FaultSpecError) {
     return { what: error.message, fix: `run "boxkit serve --help" for the format`, exitCode: usageExitCode }
@@ -146,6 +154,18 @@ const explain = (error: unknown, command: string): Explained => {
         : "check --data-dir (a directory this user can write, used by no other boxkit serve) or --database-url " +
         "(BOXKIT_DATABASE_URL: a PostgreSQL database that exists and accepts the user)"
     }
+  }
+  if (error instanceof ClientCommandError) {
+    return {
+      what: error.message,
+      fix: error.fix ?? (error.usage ? `run "boxkit ${command} --help" for the usage` : undefined),
+      exitCode: error.usage ? usageExitCode : failureExitCode
+    }
+  }
+  // Boxes.ts's BoxFailedError and WaitTimeoutError, by tag: this module does not load the client toolkit.
+  if (Predicate.isTagged(error, "BoxFailedError") || Predicate.isTagged(error, "WaitTimeoutError")) {
+    const failed = error as unknown as { readonly message: string; readonly box_id: string }
+    return { what: failed.message, fix: `see it with "boxkit boxes get ${failed.box_id}"` }
   }
   if (error instanceof Serve.ServeOptionsError) {
     return { what: error.message, fix: `run "boxkit serve --help" for the usage`, exitCode: usageExitCode }

@@ -49,10 +49,14 @@ export interface IdempotentCallOptions extends BoxCallOptions {
   readonly idempotencyKey?: string
 }
 
-/** Options of {@link Boxes} `awaitStatus`: deadline (default 60 s) and polling interval (default 100 ms, doubling to 2 s). */
+/**
+ * Options of {@link Boxes} `awaitStatus`: deadline (default 60 s), polling interval (default 100 ms, doubling to 2 s),
+ * and `onRead`, run with each box record read while waiting (e.g. to show the current status).
+ */
 export interface AwaitOptions extends BoxCallOptions {
   readonly timeout?: Duration.Duration
   readonly interval?: Duration.Duration
+  readonly onRead?: (box: Box.Box) => Effect.Effect<void>
 }
 
 
@@ -105,6 +109,7 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
       const read = Effect.gen(function*() {
         const box = yield* retrieve(boxId, options)
         lastStatus = box.status
+        if (options.onRead !== undefined) yield* options.onRead(box)
         if (box.status !== target && endStatuses.has(box.status)) {
           return yield* Effect.fail(new BoxFailedError({
             box_id: boxId,

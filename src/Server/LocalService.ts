@@ -4,7 +4,8 @@
  * closes, NodeHandler.ts answers each request (the contract's routes compiled by ContractRoutes.ts behind the request
  * pipeline; a server span per request only with `LocalServiceConfig.requestTracing`).
  *
- * Routes outside `/v1` (docs/ASSUMPTIONS.md): `GET /openapi.json` (the contract's OpenAPI document),
+ * Routes outside `/v1` (docs/ASSUMPTIONS.md): `GET /openapi.json` (the contract's OpenAPI document), `GET /docs`
+ * (the API reference over it, DocsPage.ts),
  * `GET /_local/state` (the whole state as JSON, without secret values; `faults` counts injected faults and client
  * aborts, FaultInjection.ts) and `POST /_local/runtime`
  * (`{"guest_schema_version": N}` raises the current runtime version); the `/_local` routes answer only on the
@@ -12,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { HttpApiBuilder, type HttpClient, HttpServer, type HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, type HttpClient, HttpServer, type HttpServerError, type HttpServerResponse } from "@effect/platform"
 import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
 import { Clock, Context, Duration, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
 import { createServer, type Server } from "node:http"
@@ -22,8 +23,9 @@ import { currentPrincipal, Principal } from "../Contract/Principal.js"
 import { normalize, PolicyDocument } from "../Domain/EgressPolicy.js"
 import * as BoxRuntime from "./boxes/BoxRuntime.js"
 import * as ContractRoutes from "./http/fast/ContractRoutes.js"
+import * as DocsPage from "./http/DocsPage.js"
 import * as ErrorResponse from "./http/ErrorResponse.js"
-import * as LocalRouteGuard from "./http/LocalRouteGuard.js"
+import * as RecentRequests from "./http/RecentRequests.js"
 import * as FaultInjection from "./pipeline/FaultInjection.js"
 import * as AppsHandlers from "./handlers/Apps.js"
 import * as BoxesHandlers from "./handlers/Boxes.js"
@@ -33,7 +35,6 @@ import * as ExecHandlers from "./handlers/Exec.js"
 import * as ListenersHandlers from "./handlers/Listeners.js"
 import * as ResponsesHandlers from "./handlers/Responses.js"
 import * as SecretsHandlers from "./handlers/Secrets.js"
-import * as Idempotency from "./pipeline/Idempotency.js"
 import * as LanguageModel from "./responses/LanguageModel.js"
 import { defaults, LocalServiceConfig, type LocalServiceSettings } from "./LocalServiceConfig.js"
 import * as NodeHandler from "./http/fast/NodeHandler.js"
@@ -122,157 +123,16 @@ export const applySeed = (seed: Seed.Seed) =>
     }
   })
 
-/** The state as `GET /_local/state` shows it: no secret values, no API keys, no webhook tokens. */
-export const inspectState = Effect.gen(function*() {
-  const identity = yield* Repositories.Identity
-  const boxes = yield* Repositories.Boxes
-  const apps = yield* Repositories.Apps
-  const policies = yield* Repositories.EgressPolicies
-  const logs = yield* Repositories.Logs
-  const responses = yield* Repositories.Responses
-  const idempotency = yield* Idempotency.IdempotencyStore
-  const runtime = yield* BoxRuntime.BoxRuntime
-  const admission = yield* Admission.Admission
-  const engine = yield* ResponseEngine.ResponseEngine
-  const config = yield* LocalServiceConfig
-  const usageOf = (orgId: string) =>
-    Effect.gen(function*() {
-      const held = yield* boxes.usage(orgId)
-      return {
-        boxes: held.activeBoxes,
-        background_responses: yield* engine.backgroundInFlight(orgId),
-        stored_bytes: held.clipboardBytes + (yield* responses.storedBytes(orgId))
-      }
-    })
-  return {
-    guest_schema_version: yield* runtime.currentVersion,
-    in_flight: yield* admission.inFlight,
-    draining: yield* admission.isDraining,
-    idempotency_keys: yield* idempotency.size,
-    quotas: {
-      boxes: config.quotas.boxes,
-      background_responses: config.quotas.backgroundResponses,
-      stored_bytes: config.quotas.storedBytes
-    },
-    organizations: yield* Effect.forEach(yield* identity.organizations, (organization) =>
-      Effect.map(usageOf(organization.id), (usage) => ({
-        id: organization.id,
-        credits: organization.credits,
-        created_at: new Date(organization.createdAtMillis).toISOString(),
-        usage
-      }))),
-    boxes: (yield* boxes.list).map((box) => ({
-      id: box.id,
-      org_id: box.orgId,
-      name: box.name,
-      app_id: box.appId,
-      status: box.status,
-      error_message: box.errorMessage ?? null,
-      visibility: box.visibility,
-      guest_schema_version: box.guestSchemaVersion,
-      pending_upgrade: box.pendingUpgrade,
-      boot_count: box.bootCount,
-      listeners: box.listeners,
-      clipboard: box.clipboard === null ? null : { media_type: box.clipboard.mediaType, bytes: box.clipboard.bytes.byteLength },
-      created_at: new Date(box.createdAtMillis).toISOString(),
-      max_lifetime_seconds: box.maxLifetimeSeconds
-    })),
-    apps: (yield* apps.list).map((app) => ({ id: app.id, org_id: app.orgId, name: app.name, created_at: app.createdAt })),
-    egress_policies: (yield* policies.list).map((policy) => ({
-      id: policy.id,
-      org_id: policy.orgId,
-      name: policy.name,
-      document: policy.document,
-      created_at: policy.createdAt,
-      updated_at: policy.updatedAt
-    })),
-    responses: (yield* responses.list).map((record) => ({
-      id: record.id,
-      org_id: record.orgId,
-      status: record.object.status,
-      webhook: record.webhookUrl !== null,
-      first_delivered_at: record.firstDeliveredAtMillis === null ? null : new Date(record.firstDeliveredAtMillis).toISOString()
-    })),
-    audit_log: yield* logs.auditLog,
-    webhook_deliveries: yield* logs.deliveries
-  }
-})
-
-const RuntimeVersionBody = Schema.Struct({ guest_schema_version: Schema.Int.pipe(Schema.positive()) })
-
-/**
- * The state as `GET /_local/state` answers it: {@link inspectState} and the fault report (`faults`: requests seen,
- * faults injected, client aborts).
- */
-export const localState = Effect.gen(function*() {
-  const state = yield* inspectState
-  const faults = yield* FaultInjection.FaultInjection
-  return { ...state, faults: yield* faults.report }
-})
-
-/** Options of the HTTP app beyond the service settings. */
-export interface AppOptions {
-  /** Serve `/_local/*` to any address, not only loopback (default false). */
-  readonly exposeLocalRoutes?: boolean
-}
-
-/**
- * The `/_local/*` routes (loopback only unless `exposeLocalRoutes`), as a function of a request whose body `json`
- * can read and its path without the query. Shared by both serving paths.
- */
-export const localRoutes = (options: AppOptions = {}) =>
-  Effect.gen(function*() {
-    const context = yield* Effect.context<
-      | Repositories.Identity
-      | Repositories.Boxes
-      | Repositories.Apps
-      | Repositories.EgressPolicies
-      | Repositories.Logs
-      | Repositories.Responses
-      | Idempotency.IdempotencyStore
-      | BoxRuntime.BoxRuntime
-      | Admission.Admission
-      | FaultInjection.FaultInjection
-      | ResponseEngine.ResponseEngine
-      | LocalServiceConfig
-    >()
-    const runtime = yield* BoxRuntime.BoxRuntime
-    return (request: HttpServerRequest.HttpServerRequest, path: string) =>
-      Effect.gen(function*() {
-        const refusal = LocalRouteGuard.check({
-          method: request.method,
-          remoteAddress: Option.getOrUndefined(request.remoteAddress),
-          headers: request.headers
-        }, options)
-        if (refusal !== undefined) {
-          return ErrorResponse.fromApiError(
-            refusal._tag === "NotLoopback"
-              ? ApiError.make.notFound(refusal.message)
-              : refusal._tag === "Foreign"
-              ? ApiError.make.permission(refusal.message)
-              : ApiError.make.invalidRequest(refusal.message, "Content-Type")
-          )
-        }
-        if (path === "/_local/state" && request.method === "GET") {
-          return HttpServerResponse.unsafeJson(yield* Effect.provide(localState, context))
-        }
-        if (path === "/_local/runtime" && request.method === "POST") {
-          const body = yield* Effect.either(Effect.flatMap(request.json, Schema.decodeUnknown(RuntimeVersionBody)))
-          if (body._tag === "Left") {
-            return ErrorResponse.fromApiError(ApiError.make.invalidRequest(
-              "Body must be {\"guest_schema_version\": N} with N a positive integer.",
-              "guest_schema_version"
-            ))
-          }
-          yield* runtime.setCurrentVersion(body.right.guest_schema_version)
-          return HttpServerResponse.unsafeJson({ guest_schema_version: body.right.guest_schema_version })
-        }
-        return ErrorResponse.fromApiError(ApiError.make.notFound(`No local route ${request.method} ${path}.`))
-      })
-  })
+export { type AppOptions, inspectState, localRoutes, localState } from "./http/LocalRoutes.js"
+import { type AppOptions, localRoutes } from "./http/LocalRoutes.js"
 
 /** The contract's OpenAPI document as JSON bytes, encoded once (`GET /openapi.json`). */
 export const openApiJson = (): Uint8Array => new TextEncoder().encode(JSON.stringify(openApiDocument()))
+
+/** The pages beside `/v1` answered without a key, on both serving paths: `/docs` (DocsPage.ts). */
+export const pages: ReadonlyMap<string, Effect.Effect<HttpServerResponse.HttpServerResponse>> = new Map([
+  [DocsPage.path, DocsPage.response]
+])
 
 /**
  * The routes beside `/v1` on the fast path: `/openapi.json` (encoded once) and `/_local/*` (see {@link localRoutes};
@@ -285,6 +145,7 @@ export const extraRoutes = (options: AppOptions = {}) =>
         body: openApiJson(),
         contentType: "application/json"
       }]]),
+      pages,
       prefix: "/_local/",
       app: (request, path) =>
         Effect.flatMap(NodeRequest.readNodeBody((request as NodeRequest.LocalRequest).source, 1024 * 1024), (read) => {
@@ -341,7 +202,8 @@ export const layerServices = (
     runtime,
     engine,
     Admission.layer,
-    FaultInjection.layer
+    FaultInjection.layer,
+    RecentRequests.layer
   ).pipe(Layer.provideMerge(config))
 }
 
@@ -395,7 +257,7 @@ const makeNodeServer = (settings: Partial<LocalServiceSettings> = {}) => () => {
 
 /** The stock serving path (PlatformServer.ts) on `HttpServer`, with the contract and its router. */
 export const layerPlatformHttp = (options: AppOptions = {}) =>
-  PlatformServer.layerHttp({ openApi: openApiJson(), local: localRoutes(options) }).pipe(
+  PlatformServer.layerHttp({ openApi: openApiJson(), pages, local: localRoutes(options) }).pipe(
     Layer.provide(apiLayer),
     Layer.provide([HttpApiBuilder.Router.Live, ContractRoutes.Registry.layer])
   )
@@ -415,8 +277,10 @@ export const layerNode = (
   const at = { host: options.host ?? "127.0.0.1", port: options.port ?? 0 }
   const services = layerServices(seed, options.settings, options)
   const nodeServer = Layer.sync(NodeServer, makeNodeServer(options.settings))
+  // The inspection page's recent requests, from the Node server's own events: the same on both serving paths.
+  const recording = Layer.scopedDiscard(Effect.flatMap(NodeServer, RecentRequests.recordFrom))
   if (options.server === "platform") {
-    return layerPlatformHttp(options).pipe(
+    return Layer.merge(layerPlatformHttp(options), recording).pipe(
       Layer.provideMerge(services),
       // Imported when this path is chosen: the module loads the platform's undici client and `ws`, which the fast
       // path (the default) does not need at start (docs/decisions/0002).
@@ -429,7 +293,7 @@ export const layerNode = (
       Layer.provide(UndiciHttpClient.layer)
     )
   }
-  return layerHttp(options).pipe(
+  return Layer.merge(layerHttp(options), recording).pipe(
     Layer.provideMerge(services),
     Layer.provideMerge(Layer.unwrapEffect(Effect.map(NodeServer, (server) => NodeListen.layer(() => server, at)))),
     Layer.provideMerge(nodeServer),

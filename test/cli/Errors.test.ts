@@ -5,34 +5,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import * as LocalService from "../../src/Server/LocalService.js"
+import * as BoxkitCommand from "../support/BoxkitCommand.js"
 import * as Harness from "../support/Harness.js"
 
-const bin = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "boxkit.js")
-
-interface Run {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const boxkit = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) =>
-  Effect.promise(() =>
-    new Promise<Run>((resolve) => {
-      const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
-      let stdout = ""
-      let stderr = ""
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-      child.on("close", (code) => resolve({ code, stdout, stderr }))
-    })
-  )
+const boxkit = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) => BoxkitCommand.boxkit(args, { env })
 
 /** A port something else listens on, for as long as the scope lasts. */
 const takenPort = Effect.acquireRelease(

@@ -42,12 +42,12 @@ const services = LocalService.layerServices(Harness.seed).pipe(Layer.provide(Nod
 /** The fast path over the probe contract, on a Node server of its own. */
 const fast = Layer.scoped(HttpServer.HttpServer, Effect.gen(function*() {
   const server = createServer()
-  const listener = yield* NodeHandler.make({ fixed: new Map(), prefix: "/_local/", app: () => Effect.dieMessage("unused") })
+  const listener = yield* NodeHandler.make({ fixed: new Map(), pages: new Map(), prefix: "/_local/", app: () => Effect.dieMessage("unused") })
   server.on("request", listener)
   return yield* NodeListen.make(() => server, { host: "127.0.0.1", port: 0 })
 })).pipe(Layer.provide(probeApi), Layer.provide([HttpApiBuilder.Router.Live, ContractRoutes.Registry.layer]))
 
-const platform = PlatformServer.layerHttp({ openApi: new Uint8Array(), local: Effect.succeed(() => Effect.dieMessage("unused")) })
+const platform = PlatformServer.layerHttp({ openApi: new Uint8Array(), pages: new Map(), local: Effect.succeed(() => Effect.dieMessage("unused")) })
   .pipe(
     Layer.provide(probeApi),
     Layer.provide([HttpApiBuilder.Router.Live, ContractRoutes.Registry.layer]),

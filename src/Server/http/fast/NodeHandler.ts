@@ -55,6 +55,8 @@ export type NodeListener = (request: IncomingMessage, response: ServerResponse) 
 export interface ExtraRoutes {
   /** Answers written without a fiber, by exact path (any method): the bytes and their content type. */
   readonly fixed: ReadonlyMap<string, { readonly body: Uint8Array; readonly contentType: string }>
+  /** Pages answered without a key, by exact path (any method): an effect answering it, run in the request's fiber. */
+  readonly pages: ReadonlyMap<string, Effect.Effect<HttpServerResponse.HttpServerResponse>>
   /** Paths starting with this prefix go to {@link ExtraRoutes.app} instead of the contract. */
   readonly prefix: string
   /** The app of {@link ExtraRoutes.prefix}: the request and its path without the query. */
@@ -427,6 +429,8 @@ export const make = (extra: ExtraRoutes) =>
         return
       }
       const request = LocalRequest.fromNode(source, nodeResponse)
+      const page = extra.pages.get(path)
+      if (page !== undefined) return serve(request, page, false)
       if (path.startsWith(extra.prefix)) return serve(request, extra.app(request, path), false)
       faults.countRequest()
       // With faults, the fault comes first: the whole pipeline runs in the request's fiber.

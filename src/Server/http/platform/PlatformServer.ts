@@ -59,12 +59,13 @@ const envelope = (cause: Cause.Cause<unknown>) =>
 
 /**
  * Serves the local service on the `HttpServer` in context: `/openapi.json` (`openApi`, bytes encoded once),
- * `/_local/*` (`local`), and everything else through the fault injector and the request pipeline into
+ * the `pages` answered without a key (`/docs`), `/_local/*` (`local`), and everything else through the fault injector and the request pipeline into
  * `HttpApiBuilder.httpApp` (unknown paths: the pipeline's rules, then 404). Needs the contract (`HttpApi.Api`, with
  * its groups' handlers) and `HttpApiBuilder.Router`.
  */
 export const layerHttp = <R>(options: {
   readonly openApi: Uint8Array
+  readonly pages: ReadonlyMap<string, Effect.Effect<HttpServerResponse.HttpServerResponse>>
   readonly local: Effect.Effect<LocalRoutes, never, R>
 }) =>
   Layer.unwrapEffect(Effect.gen(function*() {
@@ -80,6 +81,8 @@ export const layerHttp = <R>(options: {
       const queryAt = request.url.indexOf("?")
       const path = queryAt < 0 ? request.url : request.url.slice(0, queryAt)
       if (path === "/openapi.json") return Effect.succeed(openApi)
+      const page = options.pages.get(path)
+      if (page !== undefined) return page
       if (path.startsWith("/_local/")) return local(request, path)
       faults.countRequest()
       // A client abort: the client left before its answer, which interrupts the request's fiber (NodeHttpServer), or

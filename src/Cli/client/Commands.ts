@@ -1,0 +1,26 @@
+/**
+ * The client commands of `boxkit`, one per area of the API, each with its subcommands: `apps`, `boxes`, `secrets`,
+ * `policies`, `clipboard`, `listeners`, `responses`. They run on the client toolkit (ClientOptions.ts).
+ *
+ * Source: issue 16.
+ *
+ * @since 0.1.0
+ */
+import * as Apps from "./Apps.js"
+import * as Boxes from "./Boxes.js"
+import * as Clipboard from "./Clipboard.js"
+import * as Listeners from "./Listeners.js"
+import * as Policies from "./Policies.js"
+import * as Responses from "./Responses.js"
+import * as Secrets from "./Secrets.js"
+
+/** Every client command, in the order `boxkit --help` lists them. */
+export const commands = [
+  Apps.command,
+  Boxes.command,
+  Secrets.command,
+  Policies.command,
+  Clipboard.command,
+  Listeners.command,
+  Responses.command
+] as const
