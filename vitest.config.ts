@@ -1,5 +1,11 @@
 import { defineConfig } from "vitest/config"
 
+/**
+ * Test files that need modules no other file has loaded in their process (what is loaded at start): they run in a
+ * project of their own with `isolate: true`; every other file shares its worker's modules with the files before it.
+ */
+const needFreshModules = ["test/server/TokenizerLoading.test.ts"]
+
 /** The suites that talk to the local service: they run once per serving path (fast, and the stock platform path). */
 const serverFacing = [
   "test/conformance/**/*.test.ts",
@@ -21,11 +27,18 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    // The files of a worker share their modules (effect, the service's sources): each file is no longer loaded and
+    // compiled again from scratch, which took more time than the tests themselves (collect about 250 s of the run).
+    // A file's top-level `layer()` changes @effect/vitest's shared `it`: RestoreEffectIt.ts puts it back before every
+    // file. Files that need a fresh process state: `needFreshModules`.
+    isolate: false,
+    setupFiles: ["test/support/RestoreEffectIt.ts"],
     projects: [
-      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"] } },
+      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: needFreshModules } },
+      { extends: true, test: { name: "fresh-modules", include: needFreshModules, isolate: true } },
       {
         extends: true,
-        test: { name: "platform", include: serverFacing, env: { BOXKIT_TEST_SERVER: "platform" } }
+        test: { name: "platform", include: serverFacing, exclude: needFreshModules, env: { BOXKIT_TEST_SERVER: "platform" } }
       },
       // The conformance suites that read or write state, once more with the state in SQLite (a fresh data directory
       // per service): the durable store answers as the in-memory one does (test/durability has the restart and crash

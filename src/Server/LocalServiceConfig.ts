@@ -59,6 +59,12 @@ export interface LocalServiceSettings {
   /** How often box lifetimes are checked (default 1 s); termination can come after the deadline by up to this. */
   readonly expiryCheckInterval: Duration.Duration
   /**
+   * How often what has expired is deleted (default 1 minute): response records past their retention with their
+   * delivery-log entries, and, in a durable store, idempotency keys past theirs (an expired key is never answered
+   * from, whether or not it was deleted yet).
+   */
+  readonly sweepInterval: Duration.Duration
+  /**
    * With a durable store (docs/ASSUMPTIONS.md "Durable state"): how often the service looks for work left unfinished
    * by a restart or by an instance that is gone (background responses, webhook deliveries, boots); also once at start.
    * Default 2 s.
@@ -101,6 +107,7 @@ export const defaults: LocalServiceSettings = {
   requestTimeout: Duration.seconds(30),
   maxBodyBytes: 32 * 1024 * 1024,
   expiryCheckInterval: Duration.seconds(1),
+  sweepInterval: Duration.minutes(1),
   recoveryInterval: Duration.seconds(2),
   instanceTimeout: Duration.seconds(10),
   initialGuestSchemaVersion: 1,

@@ -145,10 +145,11 @@ describe("idempotency", () => {
     })))
 
   it.effect("an answer is remembered for at least 24 hours (TestClock)", () =>
-    // A lifetime check (and, with a durable store, a look for unfinished work and a heartbeat) every hour keeps a day
-    // of TestClock adjustment cheap.
+    // A lifetime check, a sweep (and, with a durable store, a look for unfinished work and a heartbeat) every hour
+    // keeps a day of TestClock adjustment cheap.
     C.withService({
       expiryCheckInterval: Duration.hours(1),
+      sweepInterval: Duration.hours(1),
       recoveryInterval: Duration.hours(1),
       instanceTimeout: Duration.hours(4)
     })(Effect.gen(function*() {

@@ -2,8 +2,7 @@
  * How the local service serves requests (issue 6): boots wait in one queue and happen after the boot delay on the
  * service's clock; a request whose client leaves while its body arrives is counted out and as a client abort; no
  * fault injector runs without faults; every operation of the contract but the Responses group runs compiled; the
- * tokenizer is loaded on the first response, not at start; the service's own `HttpServer` listens, serves an app and
- * closes.
+ * service's own `HttpServer` listens, serves an app and closes. (The tokenizer's loading: TokenizerLoading.test.ts.)
  */
 import { HttpApiBuilder, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
@@ -16,24 +15,8 @@ import * as LocalService from "../../src/Server/LocalService.js"
 import * as NodeListen from "../../src/Server/http/fast/NodeListen.js"
 import { noFaults } from "../../src/Server/LocalServiceConfig.js"
 import * as Routes from "../../src/Server/http/Routes.js"
-import * as Tokenizer from "../../src/Server/responses/Tokenizer.js"
 import * as C from "../conformance/support/Conformance.js"
 import * as Harness from "../support/Harness.js"
-import { postResponse } from "../responses/support.js"
-
-// First in this file, so that nothing before it has answered a response in this test process.
-describe("the tokenizer", () => {
-  it.live("is not loaded at start nor by other areas; the first response loads it and is counted with it", () =>
-    Effect.gen(function*() {
-      expect(Tokenizer.isLoaded()).toBe(false)
-      yield* C.createBox({ name: "no-tokenizer" })
-      expect(Tokenizer.isLoaded()).toBe(false)
-      const answer = yield* postResponse({ model: "boxkit-local", input: "count me" })
-      expect(answer.status).toBe(200)
-      expect(Tokenizer.isLoaded()).toBe(true)
-      expect(answer.json.usage.input_tokens).toBe(Tokenizer.countTokens("user: count me"))
-    }).pipe(Effect.provide(Harness.service())))
-})
 
 describe("boots", () => {
   it.effect("boxes boot in order, each after the boot delay from its creation, on the service's clock", () =>

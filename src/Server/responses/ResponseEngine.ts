@@ -96,7 +96,7 @@ export const layerWith = (options: EngineOptions = {}) =>
       const retention = Retention.make(responses, yield* Logs, retentionMillis)
       yield* retention.sweep.pipe(
         Effect.catchAllCause((cause) => Effect.logError("sweeping expired results failed", cause)),
-        Effect.repeat(Schedule.spaced(Retention.sweepInterval)),
+        Effect.repeat(Schedule.spaced(config.sweepInterval)),
         Effect.forkScoped
       )
 

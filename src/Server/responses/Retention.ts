@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, type Context, Duration, Effect } from "effect"
+import { Clock, type Context, Effect } from "effect"
 import type { Logs, ResponseRecord, Responses } from "../state/Repositories.js"
 
 /** True when `record` was first delivered at least `retentionMillis` before `nowMillis`. */
@@ -28,6 +28,3 @@ export const make = (responses: Context.Tag.Service<Responses>, logs: Context.Ta
     yield* logs.pruneDeliveries(nowMillis - retentionMillis)
   })
 })
-
-/** How often the sweep runs. */
-export const sweepInterval = Duration.minutes(1)

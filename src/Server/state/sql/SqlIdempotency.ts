@@ -19,9 +19,6 @@ import { type Claim, IdempotencyStore, IdempotencyStoreError, type RememberedAns
 import { bytesOf, flagOf, numberOf, numberOrNull } from "./Rows.js"
 import { Instances } from "./SqlWork.js"
 
-/** How often expired keys are deleted. */
-export const sweepInterval = Duration.minutes(1)
-
 const storeError = (error: SqlError.SqlError) => new IdempotencyStoreError({ reason: error.message })
 
 /** Idempotency keys in SQL; needs the instance registry (SqlWork.ts). */
@@ -36,7 +33,7 @@ export const layer = Layer.scoped(
     yield* Effect.flatMap(Clock.currentTimeMillis, (now) =>
       sql`DELETE FROM idempotency_keys WHERE settled = 1 AND expires_at_millis <= ${now}`).pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("deleting expired idempotency keys failed", cause)),
-        Effect.repeat(Schedule.spaced(sweepInterval)),
+        Effect.repeat(Schedule.spaced(config.sweepInterval)),
         Effect.forkScoped
       )
 
