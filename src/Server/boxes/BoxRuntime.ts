@@ -17,6 +17,7 @@ import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Schedu
 import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { DurableWork } from "../state/DurableWork.js"
+import { Transactions } from "../state/Transactions.js"
 import {
   Boxes,
   type BoxRecord,
@@ -105,6 +106,7 @@ export const layer = Layer.scoped(
     const boxes = yield* Boxes
     const tcpAddresses = yield* TcpAddresses
     const versions = yield* RuntimeVersion
+    const transactions = yield* Transactions
     const currentVersion = Effect.map(versions.get, Option.getOrElse(() => config.initialGuestSchemaVersion))
 
     const terminate = (boxId: string) =>
@@ -158,11 +160,10 @@ export const layer = Layer.scoped(
           continue
         }
         const current = yield* currentVersion
-        while (head < pendingIds.length && pendingDue[head] <= now) {
-          const boxId = pendingIds[head]
-          head++
-          yield* bootNow(boxId, current)
-        }
+        const due: Array<string> = []
+        while (head < pendingIds.length && pendingDue[head] <= now) due.push(pendingIds[head++])
+        // The boots due together are one unit of work: one commit for all of them in a durable store.
+        yield* transactions.atomically(Effect.forEach(due, (boxId) => bootNow(boxId, current), { discard: true }))
         if (head > 1024 && head * 2 > pendingIds.length) {
           pendingIds.splice(0, head)
           pendingDue.splice(0, head)
