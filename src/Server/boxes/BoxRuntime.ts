@@ -17,7 +17,6 @@ import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Schedu
 import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { DurableWork } from "../state/DurableWork.js"
-import { Transactions } from "../state/Transactions.js"
 import {
   Boxes,
   type BoxRecord,
@@ -106,7 +105,6 @@ export const layer = Layer.scoped(
     const boxes = yield* Boxes
     const tcpAddresses = yield* TcpAddresses
     const versions = yield* RuntimeVersion
-    const transactions = yield* Transactions
     const currentVersion = Effect.map(versions.get, Option.getOrElse(() => config.initialGuestSchemaVersion))
 
     const terminate = (boxId: string) =>
@@ -125,15 +123,15 @@ export const layer = Layer.scoped(
         return updated
       })
 
-    /** One boot: a box in `creating` becomes `running` on the current runtime (or `failed`). */
-    const bootNow = (boxId: string, current: number) =>
-      boxes.update(boxId, (box) => {
-        if (box.status !== "creating") return box
-        const image = baseImageOf(box.image.base)
-        const status = BoxLifecycle.afterBoot(image?.failsToStart === true)
-        if (status !== "running") return { ...box, status, errorMessage: failToStartMessage }
-        return { ...box, status, guestSchemaVersion: current, bootCount: box.bootCount + 1 }
-      })
+    /** A boot: a box in `creating` becomes `running` on the current runtime (or `failed`). */
+    const booted = (current: number) => (box: BoxRecord): BoxRecord => {
+      if (box.status !== "creating") return box
+      const image = baseImageOf(box.image.base)
+      const status = BoxLifecycle.afterBoot(image?.failsToStart === true)
+      if (status !== "running") return { ...box, status, errorMessage: failToStartMessage }
+      return { ...box, status, guestSchemaVersion: current, bootCount: box.bootCount + 1 }
+    }
+    const bootNow = (boxId: string, current: number) => boxes.update(boxId, booted(current))
 
     // Boots waiting for their time, in order of creation (the boot delay is the same for every box, so the times
     // only grow): one fiber sleeps until the first is due, instead of a sleeping fiber per box.
@@ -162,8 +160,8 @@ export const layer = Layer.scoped(
         const current = yield* currentVersion
         const due: Array<string> = []
         while (head < pendingIds.length && pendingDue[head] <= now) due.push(pendingIds[head++])
-        // The boots due together are one unit of work: one commit for all of them in a durable store.
-        yield* transactions.atomically(Effect.forEach(due, (boxId) => bootNow(boxId, current), { discard: true }))
+        // The boots due together are one update (one read of their rows and one commit in a durable store).
+        yield* boxes.updateAll(due, booted(current))
         if (head > 1024 && head * 2 > pendingIds.length) {
           pendingIds.splice(0, head)
           pendingDue.splice(0, head)

@@ -1,12 +1,11 @@
 /**
  * The `@effect/sql` client of the SQLite state store (the default; `@effect/sql-libsql` stays selectable beside it:
- * SqlState.ts `connection: "stock"`). Statements are built and compiled by `@effect/sql` (`SqlClient.make`, the SQLite
+ * SqlState.ts `client: "stock"`). Statements are built and compiled by `@effect/sql` (`SqlClient.make`, the SQLite
  * compiler) as with any other client; only how they run differs, for speed (docs/decisions/0003-sqlite-client.md):
  *
  * - **Prepared once.** One connection of the `libsql` driver (the native SQLite binding under `@libsql/client`), each
- *   statement prepared once and kept by its text (at most {@link statementCacheSize}, least recently used dropped
- *   first), and run synchronously. `@libsql/client` prepares every statement anew, which cost libsql more than running
- *   it.
+ *   statement prepared once and kept by its text (at most {@link statementCacheSize}, the oldest dropped first), and
+ *   run synchronously. `@libsql/client` prepares every statement anew, which cost libsql more than running it.
  * - **Group commit.** Every write is in a transaction that is committed once for all the work of the same turn of the
  *   event loop: the first statement or unit of work (`withTransaction`) opens it (`BEGIN IMMEDIATE`), later ones of
  *   the same turn join it, and it is committed (`COMMIT`) when the turn ends (or, when a unit of work is running
@@ -80,23 +79,20 @@ interface Kept {
   readonly columns: ReadonlyArray<string>
 }
 
-/** Runs statements on `database`, each prepared once and kept (least recently used dropped past the cache size). */
+/** Runs statements on `database`, each prepared once and kept (the oldest prepared dropped past the cache size). */
 const statementsOf = (database: Database) => {
   const kept = new Map<string, Kept>()
   const prepare = (sql: string): Kept => {
     const found = kept.get(sql)
-    if (found !== undefined) {
-      kept.delete(sql)
-      kept.set(sql, found)
-      return found
-    }
+    if (found !== undefined) return found
     const statement = database.prepare(sql)
     const reader = statement.reader
     if (reader) statement.raw(true)
     statement.safeIntegers(true)
     const made: Kept = { statement, reader, columns: reader ? statement.columns().map((column) => column.name) : [] }
+    // The oldest prepared first (a statement's text is looked up once per run; no reordering on use).
+    if (kept.size >= statementCacheSize) kept.delete(kept.keys().next().value!)
     kept.set(sql, made)
-    if (kept.size > statementCacheSize) kept.delete(kept.keys().next().value!)
     return made
   }
   return {
@@ -153,15 +149,16 @@ export const make = (database: Database): Effect.Effect<SqlClient.SqlClient, nev
     let group: Group | undefined
     let commitDue = false
 
-    /** Takes the connection (uninterruptible: a waiter is always served, and gives it back). */
-    const take = Effect.uninterruptible(Effect.async<void>((resume) => {
-      if (!held) {
-        held = true
-        resume(Effect.void)
-      } else {
-        waiters.push(() => resume(Effect.void))
-      }
+    /** Waits for the connection (uninterruptible: a waiter is always served, and gives it back). */
+    const wait = Effect.uninterruptible(Effect.async<void>((resume) => {
+      waiters.push(() => resume(Effect.void))
     }))
+    /** Takes the connection: at once when it is free, else in turn. */
+    const take = Effect.suspend(() => {
+      if (held) return wait
+      held = true
+      return Effect.void
+    })
 
     /** Commits the open group: its members learn whether their writes are durable. */
     const commit = () => {
@@ -199,9 +196,17 @@ export const make = (database: Database): Effect.Effect<SqlClient.SqlClient, nev
       else commit()
     }
 
-    // Closing: what is written is committed, and nothing runs on the connection any more.
+    // Closing: what is written is committed (but the writes of a unit of work still running, taken back), and
+    // nothing runs on the connection any more.
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
+        if (held && group !== undefined) {
+          try {
+            statements.run("ROLLBACK TO boxkit_unit", [])
+          } catch {
+            // No unit of work is running (the connection is held for a statement): nothing to take back.
+          }
+        }
         commit()
         closed = true
         statements.clear()
