@@ -99,7 +99,7 @@ const layerOver = (description: string, sole: boolean) => {
 
 /** The optional peer dependencies each store needs (package.json `peerDependenciesMeta`). */
 const driverPackages = {
-  SQLite: "@effect/sql @effect/sql-libsql",
+  SQLite: "@effect/sql @effect/sql-libsql libsql",
   PostgreSQL: "@effect/sql @effect/sql-pg"
 } as const
 

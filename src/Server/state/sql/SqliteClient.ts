@@ -100,7 +100,11 @@ const statementsOf = (database: Database) => {
       const { columns, reader, statement } = prepare(sql)
       const bound = params.map(toSql)
       if (!reader) return { columns, values: [], changes: statement.run(bound).changes }
-      const values = (statement.all(bound) as Array<Array<unknown>>).map((row) => row.map(fromSql))
+      // The driver makes fresh arrays: their values are converted in place.
+      const values = statement.all(bound) as Array<Array<unknown>>
+      for (const row of values) {
+        for (let index = 0; index < row.length; index++) row[index] = fromSql(row[index])
+      }
       return { columns, values, changes: 0 }
     },
     clear: () => kept.clear()
