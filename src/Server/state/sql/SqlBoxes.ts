@@ -42,13 +42,22 @@ const clipboardBytes = (record: BoxRecord): number => record.clipboard?.bytes.by
 /** The characters LIKE treats specially, escaped with a backslash. */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (character) => `\\${character}`)
 
-/** The ids of one `IN (...)` list: at most this many (far below the bound parameters SQLite and PostgreSQL take). */
-const inListSize = 500
+/** The ids of one `IN (...)` list: at most this many. */
+const inListSize = 64
 
-/** `ids` in lists of at most {@link inListSize}. */
+/**
+ * `ids` in lists of at most {@link inListSize}, each as long as a power of two (the last id repeated), so that few
+ * distinct statements are prepared (SqliteClient.ts keeps each one).
+ */
 const chunks = (ids: ReadonlyArray<string>): Array<ReadonlyArray<string>> => {
   const lists: Array<ReadonlyArray<string>> = []
-  for (let from = 0; from < ids.length; from += inListSize) lists.push(ids.slice(from, from + inListSize))
+  for (let from = 0; from < ids.length; from += inListSize) {
+    const list = ids.slice(from, from + inListSize)
+    let length = 1
+    while (length < list.length) length *= 2
+    while (list.length < length) list.push(list[list.length - 1])
+    lists.push(list)
+  }
   return lists
 }
 
