@@ -136,7 +136,7 @@ export const buildCommand = async () => {
       // Native or optional modules stay outside the bundle (loaded from node_modules when present).
       // The database drivers of durable state come with its optional peers (@effect/sql-libsql, @effect/sql-pg):
       // loaded from node_modules when `serve --data-dir` or `--database-url` asks for them (libsql is native).
-      external: ["msgpackr-extract", "bufferutil", "utf-8-validate", "@libsql/client", "pg"],
+      external: ["msgpackr-extract", "bufferutil", "utf-8-validate", "@libsql/client", "libsql", "pg"],
       plugins: [{
         // The tokenizer tables (about 3 MB, needed only by the first response) stay outside: their `import()`
         // becomes a `require` of dist/cjs/Server/responses/TokenizerTables.js when they are first needed.

@@ -8,6 +8,7 @@ import * as Idempotency from "../../src/Server/pipeline/Idempotency.js"
 import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
 import * as Repositories from "../../src/Server/state/Repositories.js"
 import * as MemoryRepositories from "../../src/Server/state/MemoryRepositories.js"
+import { storedBox as box } from "../support/Fixtures.js"
 
 const answer: Idempotency.RememberedAnswer = {
   status: 201,
@@ -81,35 +82,6 @@ describe("remembered answers", () => {
       expect(yield* keys.size).toBe(0)
       expect((yield* keys.claim("key-a", "k", "p"))._tag).toBe("Started")
     }).pipe(Effect.provide(store)))
-})
-
-const box = (id: string, overrides: Partial<Repositories.BoxRecord> = {}): Repositories.BoxRecord => ({
-  id,
-  orgId: "org",
-  creatorKeyId: "key",
-  creatorUserId: null,
-  name: id,
-  appId: "app",
-  image: { base: "debian" },
-  size: "m",
-  vcpus: 4,
-  memoryLimitGib: 32,
-  stateDiskLimitGib: 128,
-  maxLifetimeSeconds: null,
-  visibility: "org",
-  egressPolicy: null,
-  listeners: Repositories.noListeners,
-  status: "running",
-  errorMessage: undefined,
-  guestSchemaVersion: 1,
-  pendingUpgrade: false,
-  createdAtMillis: 0,
-  persistent: true,
-  hasClipboard: true,
-  clipboard: null,
-  terminalSizes: Repositories.noTerminalSizes,
-  bootCount: 1,
-  ...overrides
 })
 
 describe("the lifetime index of boxes", () => {

@@ -1,8 +1,9 @@
 /**
  * Fixtures shared by the client tests that script their own `HttpClient`: ids in the spec's formats and a box record
- * as `GET /boxes/{box_id}` answers it.
+ * as `GET /boxes/{box_id}` answers it; a box record as the local service stores it.
  */
 import { BoxId } from "../../src/Domain/Ids.js"
+import * as Repositories from "../../src/Server/state/Repositories.js"
 
 /** A box id (`sb_` + UUID). */
 export const boxId = BoxId.make("sb_00000000-0000-4000-8000-0000000000aa")
@@ -27,3 +28,33 @@ export const boxRecord = {
   guest_schema_version: 1,
   created_at: "2026-11-22T10:00:00.000Z"
 }
+
+/** A box as the service stores it (running, organization `org`), with `overrides`. */
+export const storedBox = (id: string, overrides: Partial<Repositories.BoxRecord> = {}): Repositories.BoxRecord => ({
+  id,
+  orgId: "org",
+  creatorKeyId: "key",
+  creatorUserId: null,
+  name: id,
+  appId: "app",
+  image: { base: "debian" },
+  size: "m",
+  vcpus: 4,
+  memoryLimitGib: 32,
+  stateDiskLimitGib: 128,
+  maxLifetimeSeconds: null,
+  visibility: "org",
+  egressPolicy: null,
+  listeners: Repositories.noListeners,
+  status: "running",
+  errorMessage: undefined,
+  guestSchemaVersion: 1,
+  pendingUpgrade: false,
+  createdAtMillis: 0,
+  persistent: true,
+  hasClipboard: true,
+  clipboard: null,
+  terminalSizes: Repositories.noTerminalSizes,
+  bootCount: 1,
+  ...overrides
+})

@@ -29,6 +29,12 @@ export const server: LocalService.ServerKind = process.env.BOXKIT_TEST_SERVER ==
  */
 export const state: "memory" | "sqlite" = process.env.BOXKIT_TEST_STATE === "sqlite" ? "sqlite" : "memory"
 
+/**
+ * The SQL client of the SQLite store: `BOXKIT_TEST_SQLITE_CLIENT=stock` runs the suites over `@effect/sql-libsql` and
+ * `@libsql/client` as they are (SqlState.ts `client: "stock"`), otherwise the default client (SqliteClient.ts).
+ */
+export const sqliteClient: "prepared" | "stock" = process.env.BOXKIT_TEST_SQLITE_CLIENT === "stock" ? "stock" : "prepared"
+
 /** A SQLite store in a fresh temporary data directory, removed when the layer closes. */
 export const sqliteState = () =>
   Layer.unwrapScoped(Effect.map(
@@ -36,7 +42,7 @@ export const sqliteState = () =>
       Effect.sync(() => mkdtempSync(join(tmpdir(), "boxkit-state-"))),
       (directory) => Effect.sync(() => rmSync(directory, { recursive: true, force: true }))
     ),
-    (directory) => SqlState.layerSqlite(directory)
+    (directory) => SqlState.layerSqlite(directory, { client: sqliteClient })
   ))
 
 /** The local service on port 0, on the serving path of this run ({@link server}), with its services in the output. */

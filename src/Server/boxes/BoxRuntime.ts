@@ -123,15 +123,15 @@ export const layer = Layer.scoped(
         return updated
       })
 
-    /** One boot: a box in `creating` becomes `running` on the current runtime (or `failed`). */
-    const bootNow = (boxId: string, current: number) =>
-      boxes.update(boxId, (box) => {
-        if (box.status !== "creating") return box
-        const image = baseImageOf(box.image.base)
-        const status = BoxLifecycle.afterBoot(image?.failsToStart === true)
-        if (status !== "running") return { ...box, status, errorMessage: failToStartMessage }
-        return { ...box, status, guestSchemaVersion: current, bootCount: box.bootCount + 1 }
-      })
+    /** A boot: a box in `creating` becomes `running` on the current runtime (or `failed`). */
+    const booted = (current: number) => (box: BoxRecord): BoxRecord => {
+      if (box.status !== "creating") return box
+      const image = baseImageOf(box.image.base)
+      const status = BoxLifecycle.afterBoot(image?.failsToStart === true)
+      if (status !== "running") return { ...box, status, errorMessage: failToStartMessage }
+      return { ...box, status, guestSchemaVersion: current, bootCount: box.bootCount + 1 }
+    }
+    const bootNow = (boxId: string, current: number) => boxes.update(boxId, booted(current))
 
     // Boots waiting for their time, in order of creation (the boot delay is the same for every box, so the times
     // only grow): one fiber sleeps until the first is due, instead of a sleeping fiber per box.
@@ -158,11 +158,10 @@ export const layer = Layer.scoped(
           continue
         }
         const current = yield* currentVersion
-        while (head < pendingIds.length && pendingDue[head] <= now) {
-          const boxId = pendingIds[head]
-          head++
-          yield* bootNow(boxId, current)
-        }
+        const due: Array<string> = []
+        while (head < pendingIds.length && pendingDue[head] <= now) due.push(pendingIds[head++])
+        // The boots due together are one update (one read of their rows and one commit in a durable store).
+        yield* boxes.updateAll(due, booted(current))
         if (head > 1024 && head * 2 > pendingIds.length) {
           pendingIds.splice(0, head)
           pendingDue.splice(0, head)

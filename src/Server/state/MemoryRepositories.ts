@@ -151,6 +151,19 @@ export const boxesMemory = Layer.sync(Boxes, () => {
     if (record.status !== "terminated") usage.activeBoxes += sign
     usage.clipboardBytes += sign * (record.clipboard?.bytes.byteLength ?? 0)
   }
+  /** Applies `f` to box `id` now; undefined when it does not exist. */
+  const updateNow = (id: string, f: (record: BoxRecord) => BoxRecord): BoxRecord | undefined => {
+    const current = store.map.get(id)
+    if (current === undefined) return undefined
+    const next = f(current)
+    store.map.set(id, next)
+    if (next.status !== current.status || next.maxLifetimeSeconds !== current.maxLifetimeSeconds) index(next)
+    if (next.status !== current.status || next.clipboard !== current.clipboard) {
+      count(current, -1)
+      count(next, 1)
+    }
+    return next
+  }
   return {
     get: store.get,
     insert: (record) =>
@@ -159,18 +172,10 @@ export const boxesMemory = Layer.sync(Boxes, () => {
         index(record)
         count(record, 1)
       }),
-    update: (id, f) =>
+    update: (id, f) => Effect.sync(() => Option.fromNullable(updateNow(id, f))),
+    updateAll: (ids, f) =>
       Effect.sync(() => {
-        const current = store.map.get(id)
-        if (current === undefined) return Option.none<BoxRecord>()
-        const next = f(current)
-        store.map.set(id, next)
-        if (next.status !== current.status || next.maxLifetimeSeconds !== current.maxLifetimeSeconds) index(next)
-        if (next.status !== current.status || next.clipboard !== current.clipboard) {
-          count(current, -1)
-          count(next, 1)
-        }
-        return Option.some(next)
+        for (const id of ids) updateNow(id, f)
       }),
     usage: (orgId) =>
       Effect.sync(() => {

@@ -154,6 +154,11 @@ export class Boxes extends Context.Tag("boxkit/server/Boxes")<Boxes, {
   readonly insert: (record: BoxRecord) => Effect.Effect<void>
   /** Applies `f` atomically; None when the box does not exist. */
   readonly update: (id: string, f: (record: BoxRecord) => BoxRecord) => Effect.Effect<Option.Option<BoxRecord>>
+  /**
+   * Applies `f` to each of the boxes `ids` that exist, all of them atomically (one unit of work: the boots due
+   * together, BoxRuntime.ts); ids of boxes that do not exist are skipped.
+   */
+  readonly updateAll: (ids: ReadonlyArray<string>, f: (record: BoxRecord) => BoxRecord) => Effect.Effect<void>
   readonly list: Effect.Effect<ReadonlyArray<BoxRecord>>
   /**
    * The boxes not terminated whose `max_lifetime_seconds` has elapsed at `nowMillis` (Unix ms). Only boxes with a

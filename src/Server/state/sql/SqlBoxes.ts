@@ -42,6 +42,25 @@ const clipboardBytes = (record: BoxRecord): number => record.clipboard?.bytes.by
 /** The characters LIKE treats specially, escaped with a backslash. */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (character) => `\\${character}`)
 
+/** The ids of one `IN (...)` list: at most this many. */
+const inListSize = 64
+
+/**
+ * `ids` in lists of at most {@link inListSize}, each as long as a power of two (the last id repeated), so that few
+ * distinct statements are prepared (SqliteClient.ts keeps each one).
+ */
+const chunks = (ids: ReadonlyArray<string>): Array<ReadonlyArray<string>> => {
+  const lists: Array<ReadonlyArray<string>> = []
+  for (let from = 0; from < ids.length; from += inListSize) {
+    const list = ids.slice(from, from + inListSize)
+    let length = 1
+    while (length < list.length) length *= 2
+    while (list.length < length) list.push(list[list.length - 1])
+    lists.push(list)
+  }
+  return lists
+}
+
 /** Boxes in SQL. */
 export const boxes = Layer.effect(
   Boxes,
@@ -55,6 +74,17 @@ export const boxes = Layer.effect(
         : sql`INSERT INTO org_usage (org_id, active_boxes, clipboard_bytes) VALUES (${orgId}, ${boxes}, ${bytes})
             ON CONFLICT (org_id) DO UPDATE SET active_boxes = org_usage.active_boxes + ${boxes},
               clipboard_bytes = org_usage.clipboard_bytes + ${bytes}`
+    /** Writes `next` over `current` (same id), with the usage it changes. */
+    const write = (next: BoxRecord, current: BoxRecord) =>
+      Effect.zipRight(
+        next.clipboard === current.clipboard
+          ? sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
+              record = ${documentOf(next)} WHERE id = ${next.id}`
+          : sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
+              record = ${documentOf(next)}, clipboard_media_type = ${next.clipboard?.mediaType ?? null},
+              clipboard = ${next.clipboard?.bytes ?? null} WHERE id = ${next.id}`,
+        count(next.orgId, active(next) - active(current), clipboardBytes(next) - clipboardBytes(current))
+      )
     const rows = (effect: Effect.Effect<ReadonlyArray<Row>, unknown>) =>
       Effect.map(Effect.orDie(effect), (found) => found.map(decode))
     return {
@@ -67,17 +97,15 @@ export const boxes = Layer.effect(
               ${documentOf(record)}, ${record.clipboard?.mediaType ?? null}, ${record.clipboard?.bytes ?? null})`,
           count(record.orgId, active(record), clipboardBytes(record))
         ))),
-      update: (id, f) =>
-        modify(sql, sql`${select} WHERE id = ${id} ${forUpdate(sql)}`, decode, f, (next, current) =>
-          Effect.zipRight(
-            next.clipboard === current.clipboard
-              ? sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
-                  record = ${documentOf(next)} WHERE id = ${id}`
-              : sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
-                  record = ${documentOf(next)}, clipboard_media_type = ${next.clipboard?.mediaType ?? null},
-                  clipboard = ${next.clipboard?.bytes ?? null} WHERE id = ${id}`,
-            count(next.orgId, active(next) - active(current), clipboardBytes(next) - clipboardBytes(current))
-          )),
+      update: (id, f) => modify(sql, sql`${select} WHERE id = ${id} ${forUpdate(sql)}`, decode, f, write),
+      updateAll: (ids, f) =>
+        ids.length === 0 ? Effect.void : Effect.orDie(sql.withTransaction(Effect.forEach(chunks(ids), (some) =>
+          Effect.flatMap(sql`${select} WHERE id IN ${sql.in(some)} ${forUpdate(sql)}`, (found) =>
+            Effect.forEach(found, (row) => {
+              const current = decode(row)
+              const next = f(current)
+              return next === current ? Effect.void : write(next, current)
+            }, { discard: true })), { discard: true }))),
       list: rows(sql`${select} ORDER BY created_at_millis, id`),
       expired: (nowMillis) =>
         rows(sql`${select} WHERE deadline_millis IS NOT NULL AND deadline_millis <= ${nowMillis}`),

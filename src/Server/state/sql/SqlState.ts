@@ -34,6 +34,7 @@ import {
   tcpAddresses
 } from "./SqlRepositories.js"
 import { layerDurableWork, layerInstances, layerTransactions } from "./SqlWork.js"
+import * as SqliteClient from "./SqliteClient.js"
 import { numberOf } from "./Rows.js"
 
 /** The file of the SQLite database in a data directory. */
@@ -98,7 +99,7 @@ const layerOver = (description: string, sole: boolean) => {
 
 /** The optional peer dependencies each store needs (package.json `peerDependenciesMeta`). */
 const driverPackages = {
-  SQLite: "@effect/sql @effect/sql-libsql",
+  SQLite: "@effect/sql @effect/sql-libsql libsql",
   PostgreSQL: "@effect/sql @effect/sql-pg"
 } as const
 
@@ -170,13 +171,26 @@ const oneConnection = (client: Libsql.Client): Libsql.Client => {
   } as unknown as Libsql.Client
 }
 
+/** Options of the SQLite store. */
+export interface SqliteStateOptions {
+  /**
+   * The SQL client: `prepared` (default), SqliteClient.ts (statements prepared once, group commit); `stock`,
+   * `@effect/sql-libsql` over `@libsql/client` as they are. Both keep the same tables and answer alike.
+   */
+  readonly client?: "prepared" | "stock"
+}
+
+/** The settings of the connection, before anything else runs on it. */
+const pragmas = ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"] as const
+
 /**
  * The state in SQLite, in `directory` (created if missing, readable by its owner only) as `boxkit.db` with its WAL.
  * Fails with `StateStoreError` when the directory cannot be made, the database cannot be opened (another `serve`
  * holds it) or a migration fails.
  */
 export const layerSqlite = (
-  directory: string
+  directory: string,
+  options: SqliteStateOptions = {}
 ): Layer.Layer<StateStore, StateStoreError, LocalServiceConfig> => {
   const path = resolve(directory, databaseFileName)
   const client = Layer.unwrapScoped(Effect.gen(function*() {
@@ -188,6 +202,14 @@ export const layerSqlite = (
       Effect.try({ try: () => lockDirectory(resolve(directory)), catch: (error) => error as StateStoreError }),
       (unlock) => Effect.sync(unlock)
     )
+    if (options.client !== "stock") {
+      const driver = yield* loadDriver("SQLite", () => import("libsql"))
+      return SqliteClient.layer(() => {
+        const database = new driver.default(path)
+        for (const pragma of pragmas) database.exec(pragma)
+        return database
+      })
+    }
     const { LibsqlClient } = yield* loadDriver("SQLite", () => import("@effect/sql-libsql"))
     const { createClient } = yield* loadDriver("SQLite", () => import("@libsql/client"))
     const sdk = yield* Effect.acquireRelease(
@@ -199,9 +221,7 @@ export const layerSqlite = (
     )
     yield* Effect.tryPromise({
       try: async () => {
-        await sdk.execute("PRAGMA busy_timeout = 5000")
-        await sdk.execute("PRAGMA journal_mode = WAL")
-        await sdk.execute("PRAGMA synchronous = NORMAL")
+        for (const pragma of pragmas) await sdk.execute(pragma)
       },
       catch: storeError(`cannot use ${path}`)
     })

@@ -1,0 +1,161 @@
+/**
+ * The SQLite client of the state store (src/Server/state/sql/SqliteClient.ts) beside the stock one
+ * (`@effect/sql-libsql` over `@libsql/client`, SqlState.ts `client: "stock"`): the same statements give the same
+ * answers and the same errors; what a statement or unit of work wrote is committed when it returns (another
+ * connection reads it); a unit of work that fails, is interrupted or fails inside a savepoint takes back only its own
+ * writes, also when it shares a commit with others.
+ */
+import { LibsqlClient } from "@effect/sql-libsql"
+import { SqlClient } from "@effect/sql"
+import { createClient } from "@libsql/client"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Either, Fiber, Layer } from "effect"
+import Database from "libsql"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as SqliteClient from "../../src/Server/state/sql/SqliteClient.js"
+
+/** A fresh database file in a temporary directory (removed with the scope), in WAL mode as the store opens it. */
+const databaseFile = Effect.map(
+  Effect.acquireRelease(
+    Effect.sync(() => mkdtempSync(join(tmpdir(), "boxkit-sqlite-client-"))),
+    (directory) => Effect.sync(() => rmSync(directory, { recursive: true, force: true }))
+  ),
+  (directory) => join(directory, "test.db")
+)
+
+const pragmas = (database: InstanceType<typeof Database>) => {
+  database.exec("PRAGMA journal_mode = WAL")
+  database.exec("PRAGMA synchronous = NORMAL")
+  return database
+}
+
+const prepared = (path: string) => SqliteClient.layer(() => pragmas(new Database(path)))
+
+const stock = (path: string) =>
+  Layer.unwrapScoped(Effect.map(
+    Effect.acquireRelease(
+      Effect.promise(async () => {
+        const client = createClient({ url: `file:${path}` })
+        await client.execute("PRAGMA journal_mode = WAL")
+        return client
+      }),
+      (client) => Effect.sync(() => client.close())
+    ),
+    (client) => LibsqlClient.layer({ liveClient: client })
+  ))
+
+/** The rows another connection reads from the file: only what was committed. */
+const committed = (path: string, query: string) => {
+  const reader = new Database(path)
+  try {
+    return reader.prepare(query).all([])
+  } finally {
+    reader.close()
+  }
+}
+
+/** `use` with the default client on a fresh file that has a table `items (id TEXT PRIMARY KEY)`. */
+const withItems = <A, E>(use: (sql: SqlClient.SqlClient, file: string) => Effect.Effect<A, E>) =>
+  Effect.flatMap(databaseFile, (file) =>
+    Effect.provide(
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`CREATE TABLE items (id TEXT PRIMARY KEY)`
+        return yield* use(sql, file)
+      }),
+      prepared(file)
+    ))
+
+/** Every kind of statement the store uses, with the answers kept as they come. */
+const script = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const answers: Array<unknown> = []
+  const keep = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.flatMap(Effect.either(effect), (result) =>
+      Effect.sync(() => {
+        answers.push(Either.isLeft(result) ? { error: String((result.left as { message?: unknown }).message ?? result.left) } : result.right)
+      }))
+  yield* sql`CREATE TABLE items (id TEXT PRIMARY KEY, count BIGINT NOT NULL, flag INTEGER, note TEXT, bytes BLOB)`
+  yield* keep(sql`INSERT INTO items (id, count, flag, note, bytes) VALUES (${"a"}, ${1}, ${true}, ${null},
+    ${new Uint8Array([1, 2, 3])}) RETURNING id, count`)
+  yield* keep(sql`INSERT INTO items (id, count, flag) VALUES (${"a"}, ${2}, ${false}) ON CONFLICT DO NOTHING RETURNING id`)
+  yield* keep(sql`INSERT INTO items (id, count, flag) VALUES (${"a"}, ${2}, ${false})`)
+  yield* keep(sql`INSERT INTO items (id, count, flag, note) VALUES (${"b"}, ${Number.MAX_SAFE_INTEGER - 1}, ${0}, ${"é ✓"})`)
+  yield* keep(sql`INSERT INTO items (id, count) VALUES ('c', 9007199254740993)`)
+  yield* keep(sql`SELECT id FROM items WHERE id = 'c'`)
+  yield* keep(sql`SELECT * FROM items WHERE id = 'c'`)
+  yield* keep(sql`UPDATE items SET count = count + 1 WHERE id IN ('a', 'b')`.raw.pipe(
+    Effect.map((raw) => (raw as { rowsAffected: number }).rowsAffected)
+  ))
+  yield* keep(sql`SELECT id, count, flag, note, bytes FROM items WHERE id <> 'c' ORDER BY id`.pipe(
+    Effect.map((rows) =>
+      rows.map((row) => ({ ...row, bytes: row.bytes instanceof ArrayBuffer ? Array.from(new Uint8Array(row.bytes)) : row.bytes }))
+    )
+  ))
+  yield* keep(sql`SELECT id, count FROM items ORDER BY id`.values)
+  yield* keep(sql.withTransaction(Effect.zipRight(sql`DELETE FROM items WHERE id = 'a'`, Effect.fail("refused"))))
+  yield* keep(sql.withTransaction(Effect.gen(function*() {
+    yield* sql`UPDATE items SET note = 'outer' WHERE id = 'a'`
+    yield* Effect.either(sql.withTransaction(Effect.zipRight(sql`UPDATE items SET note = 'inner' WHERE id = 'b'`, Effect.fail("inner"))))
+    return yield* sql`SELECT id, note FROM items WHERE id IN ('a', 'b') ORDER BY id`
+  })))
+  yield* keep(sql`SELECT count(*) AS count FROM items`)
+  yield* keep(sql`SELECT nothing FROM items`)
+  return answers
+})
+
+describe("the SQLite client of the state store", () => {
+  it.scoped("answers every statement as the stock client does", () =>
+    Effect.gen(function*() {
+      const stockFile = yield* databaseFile
+      const preparedFile = yield* databaseFile
+      const expected = yield* Effect.provide(script, stock(stockFile))
+      const actual = yield* Effect.provide(script, prepared(preparedFile))
+      expect(actual).toEqual(expected)
+      // The script reached what it is meant to compare: rows returned, and five refusals (a duplicate key, an
+      // integer past 2^53 read twice, a failed unit of work, an unknown column).
+      expect(expected).toContainEqual([{ id: "a", count: 1 }])
+      expect(expected.filter((answer) => typeof answer === "object" && answer !== null && "error" in answer)).toHaveLength(5)
+      expect(committed(preparedFile, "SELECT id, note FROM items ORDER BY id")).toEqual(
+        committed(stockFile, "SELECT id, note FROM items ORDER BY id")
+      )
+    }))
+
+  it.scoped("returns from a statement and a unit of work only once their writes are committed", () =>
+    withItems((sql, file) =>
+      Effect.gen(function*() {
+        yield* sql`INSERT INTO items (id) VALUES ('statement')`
+        expect(committed(file, "SELECT id FROM items")).toEqual([{ id: "statement" }])
+        yield* sql.withTransaction(sql`INSERT INTO items (id) VALUES ('unit')`)
+        expect(committed(file, "SELECT id FROM items ORDER BY id")).toEqual([{ id: "statement" }, { id: "unit" }])
+      })
+    ))
+
+  it.scoped("takes back only the writes of a unit that fails or is interrupted, in a commit shared with others", () =>
+    withItems((sql, file) =>
+      Effect.gen(function*() {
+        const started = yield* Deferred.make<void>()
+        // A unit that holds the connection until it is interrupted.
+        const held = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO items (id) VALUES ('interrupted')`
+          yield* Deferred.succeed(started, undefined)
+          return yield* Effect.never
+        })))
+        yield* Deferred.await(started)
+        // Started in the same turn: they wait for the connection and share one commit.
+        const units = yield* Effect.fork(Effect.all([
+          sql.withTransaction(sql`INSERT INTO items (id) VALUES ('kept')`),
+          Effect.either(sql.withTransaction(Effect.zipRight(sql`INSERT INTO items (id) VALUES ('failed')`, Effect.fail("no")))),
+          Effect.either(sql`INSERT INTO items (id) VALUES ('kept')`),
+          sql`INSERT INTO items (id) VALUES ('statement')`
+        ], { concurrency: "unbounded" }))
+        yield* Fiber.interrupt(held)
+        const [, failed, duplicate] = yield* Fiber.join(units)
+        expect(Either.isLeft(failed)).toBe(true)
+        expect(Either.isLeft(duplicate)).toBe(true)
+        expect(committed(file, "SELECT id FROM items ORDER BY id")).toEqual([{ id: "kept" }, { id: "statement" }])
+      })
+    ))
+})
