@@ -1,0 +1,58 @@
+/**
+ * `boxkit orchestrate --data-dir` killed with SIGKILL at random points and started again with the same arguments
+ * (issue 14): the last run ends with `orchestrated N boxes`; the service holds exactly N boxes `orchestrate-<i>`, all
+ * terminated (no duplicate, no orphan), and N responses, all completed; the ownership ledger has each box terminated
+ * and each response awaited once.
+ */
+import { createClient } from "@libsql/client"
+import { afterAll, describe, expect, it } from "vitest"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Crash from "./support/Crash.js"
+import * as Orchestrate from "./support/Orchestrate.js"
+
+const directories: Array<string> = []
+afterAll(() => {
+  for (const directory of directories) rmSync(directory, { recursive: true, force: true })
+})
+
+const boxes = 12
+
+describe("boxkit orchestrate --data-dir, killed with SIGKILL and restarted", () => {
+  it("makes exactly N boxes, terminates them all, awaits every response once", async () => {
+    const directory = mkdtempSync(join(tmpdir(), "boxkit-orchestrate-"))
+    directories.push(directory)
+    const service = await Crash.serve([])
+    try {
+      const args = ["--boxes", String(boxes), "--concurrency", "4", "--data-dir", directory]
+      const result = await Orchestrate.killAndRestart(service.url, args, { kills: 3, minMillis: 200, maxMillis: 2500 })
+      expect(result.output).toContain(`orchestrated ${boxes} boxes`)
+      expect(result.code).toBe(0)
+      expect(result.kills).toBeGreaterThan(0)
+      const counted = await Orchestrate.count(service.url)
+      const ledger = createClient({ url: `file:${join(directory, "workflows.db")}`, intMode: "bigint" })
+      const owned = await ledger.execute("SELECT count(*) AS n, count(terminated_at) AS terminated FROM boxkit_workflow_boxes")
+      const awaited = await ledger.execute(
+        "SELECT count(*) AS n, count(completed_at) AS completed, count(DISTINCT token) AS tokens FROM boxkit_workflow_responses"
+      )
+      ledger.close()
+      console.log(`orchestrate kill test (SQLite): N ${boxes}, kills ${result.kills} (after ${result.delays.join(", ")} ms), ` +
+        `${JSON.stringify(counted)}; last run: ${result.output.trim().split("\n").slice(-2).join(" | ")}`)
+      expect(counted).toEqual({
+        boxes,
+        duplicates: 0,
+        orphans: 0,
+        responses: boxes,
+        responsesCompleted: boxes
+      })
+      expect(Number(owned.rows[0].n)).toBe(boxes)
+      expect(Number(owned.rows[0].terminated)).toBe(boxes)
+      expect(Number(awaited.rows[0].n)).toBe(boxes)
+      expect(Number(awaited.rows[0].completed)).toBe(boxes)
+      expect(Number(awaited.rows[0].tokens)).toBe(boxes)
+    } finally {
+      await Crash.kill(service)
+    }
+  }, 180_000)
+})
