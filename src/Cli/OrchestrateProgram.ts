@@ -13,6 +13,7 @@
 import { Console, Data, Effect, Layer, Option, Redacted } from "effect"
 import { createHmac } from "node:crypto"
 import * as Boxkit from "../Client/Boxkit.js"
+import * as SqlDriver from "../Sql/SqlDriver.js"
 import * as WebhookReceiver from "../Client/WebhookReceiver.js"
 import * as Orchestration from "../Workflow/Orchestration.js"
 import * as ResponseActivities from "../Workflow/ResponseActivities.js"
@@ -48,7 +49,21 @@ const runnerOf = (options: OrchestrateOptions) =>
     if (Option.isSome(options.dataDir)) {
       return { layer: Runner.layerSqlite(options.dataDir.value), description: `SQLite in ${options.dataDir.value}` }
     }
-    return yield* new OrchestrateOptionsError({ message: "--database-url is not supported yet" })
+    const url = Option.getOrThrow(options.databaseUrl)
+    const runnerAddress = yield* Option.match(options.runnerAddress, {
+      onNone: () => Effect.succeed(undefined),
+      onSome: (text) => {
+        const match = /^(.+):(\d{1,5})$/.exec(text)
+        const port = match === null ? Number.NaN : Number(match[2])
+        return match !== null && port > 0 && port < 65536
+          ? Effect.succeed({ host: match[1], port })
+          : new OrchestrateOptionsError({ message: `--runner-address must be host:port, not ${text}` })
+      }
+    })
+    return {
+      layer: Runner.layerPostgres(url, { runnerAddress }),
+      description: SqlDriver.describePostgres(Redacted.value(url))
+    }
   })
 
 /** Runs the command. */

@@ -50,6 +50,16 @@ export const load = <A>(database: keyof typeof driverPackages, importModule: () 
       })
   })
 
+/** `postgres://user:password@host:port/database` without its credentials, for people. */
+export const describePostgres = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    return `PostgreSQL ${parsed.host}${parsed.pathname}`
+  } catch {
+    return "PostgreSQL"
+  }
+}
+
 const driverError = (what: string) => (error: unknown) => new SqlDriverError({ message: `${what}: ${messageOf(error)}` })
 
 /**

@@ -8,8 +8,9 @@
  * activity's result is stored: a crash in between replays the activity, which sends the same idempotency key, gets the
  * same box or response back, and writes the same row again (an upsert), so the ledger never misses one.
  *
- * Tables: `boxkit_workflow_boxes` (primary key `box_id`) and `boxkit_workflow_responses` (primary key `response_id`),
- * created at start when missing. Times are epoch milliseconds.
+ * Tables: `boxkit_workflow_boxes` (primary key `box_id`), `boxkit_workflow_responses` (primary key `response_id`) and
+ * `boxkit_workflow_settings` (the database's `namespace`), created at start when missing. Times are epoch
+ * milliseconds.
  *
  * Source: issue 14 ("an ownership ledger and a reaper"); docs/decisions/0003-durable-orchestration.md.
  *
@@ -87,6 +88,14 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
       created_at BIGINT NOT NULL,
       terminated_at BIGINT
     )`
+    yield* sql`CREATE TABLE IF NOT EXISTS boxkit_workflow_settings (
+      name TEXT PRIMARY KEY,
+      value TEXT NOT NULL
+    )`
+    yield* sql`INSERT INTO boxkit_workflow_settings (name, value) VALUES ('namespace', ${crypto.randomUUID()})
+      ON CONFLICT (name) DO NOTHING`
+    const namespaceRows = yield* sql`SELECT value FROM boxkit_workflow_settings WHERE name = 'namespace'`
+    const namespace = String(namespaceRows[0].value)
     yield* sql`CREATE TABLE IF NOT EXISTS boxkit_workflow_responses (
       response_id TEXT PRIMARY KEY,
       workflow_name TEXT NOT NULL,
@@ -97,6 +106,13 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
     )`
 
     return {
+      /**
+       * A random id of this database, made when its ledger is first created (the same for every runner on it).
+       * Put it in the idempotency key of your workflows (`Workflow.make({ idempotencyKey })`): the keys the
+       * activities send derive from the execution id, and two databases used with one API key must not send the
+       * same keys (the service remembers a key for at least 24 hours and would replay the other's answers).
+       */
+      namespace,
       /** Records that the execution owns `boxId` (again: a no-op). */
       recordBox: (owner: { readonly workflowName: string; readonly executionId: string }, boxId: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -143,7 +159,7 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
         sql`SELECT * FROM boxkit_workflow_responses ORDER BY submitted_at`,
         (rows) => rows.map(toAwaitedResponse)
       )
-    } satisfies Record<string, Effect.Effect<any, SqlError> | ((...args: Array<any>) => Effect.Effect<any, SqlError>)>
+    }
   })
 }) {}
 

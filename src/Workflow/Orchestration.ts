@@ -33,16 +33,17 @@ export const BoxJobResult = Schema.Struct({
 })
 
 /**
- * One box workflow, by `index`: its `app_id` and the `model` of its response travel in the payload (fixed by the
- * first run: a restart resumes the stored payload).
+ * One box workflow, by `index` within the database's `namespace` (Ledger `namespace`: so that two databases used
+ * with one API key never send the same idempotency keys): its `app_id` and the `model` of its response travel in
+ * the payload (fixed by the first run: a restart resumes the stored payload).
  *
  * @since 0.1.0
  * @category Workflows
  */
 export const BoxJob = Workflow.make({
   name: "boxkit/orchestrate-box",
-  payload: { index: Schema.Int, app_id: Schema.String, model: Schema.String },
-  idempotencyKey: ({ index }) => String(index),
+  payload: { namespace: Schema.String, index: Schema.Int, app_id: Schema.String, model: Schema.String },
+  idempotencyKey: ({ index, namespace }) => `${namespace}/${index}`,
   success: BoxJobResult,
   error: BoxActivities.ActivityError
 })
@@ -124,7 +125,7 @@ export const run = (options: RunOptions) =>
     const app = yield* apps.find(options.appName ?? "orchestrate", { mintIfMissing: true })
     const model = options.model ?? "boxkit-local"
     const indexes = Array.from({ length: options.boxes }, (_, index) => index)
-    const payloads = indexes.map((index) => ({ index, app_id: app.id, model }))
+    const payloads = indexes.map((index) => ({ namespace: ledger.namespace, index, app_id: app.id, model }))
 
     // Resumed: the workflows of an earlier run that own a box and have no final result yet.
     const owners = new Set((yield* ledger.boxes).map((box) => box.execution_id))

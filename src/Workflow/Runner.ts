@@ -14,14 +14,16 @@
  * @since 0.1.0
  */
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
+import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import type { MessageStorage } from "@effect/cluster/MessageStorage"
 import type { Sharding } from "@effect/cluster/Sharding"
 import type { ShardingConfig } from "@effect/cluster/ShardingConfig"
 import * as SingleRunner from "@effect/cluster/SingleRunner"
 import type { SqlClient } from "@effect/sql"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Option, type Redacted } from "effect"
 import { mkdirSync } from "node:fs"
+import { createServer } from "node:net"
 import { join, resolve } from "node:path"
 import * as SqlDriver from "../Sql/SqlDriver.js"
 import * as Ledger from "./Ledger.js"
@@ -73,4 +75,62 @@ export const layerSqlite = (
       Layer.provideMerge(runner),
       Layer.provideMerge(SqlDriver.layerSqliteFile(join(resolve(directory), sqliteFileName), { intMode: "bigint" }))
     )
+  }))
+
+/** A free TCP port on `host` (the system's choice; another process may take it before it is used). */
+export const freePort = (host: string): Effect.Effect<number, SqlDriver.SqlDriverError> =>
+  Effect.async((resume) => {
+    const server = createServer()
+    server.once("error", (error) =>
+      resume(Effect.fail(new SqlDriver.SqlDriverError({ message: `no free port on ${host}: ${error.message}` }))))
+    server.listen(0, host, () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resume(Effect.succeed(port)))
+    })
+  })
+
+/**
+ * The cluster settings of a PostgreSQL runner: messages polled every second, a runner that stops answering pings for
+ * 5 s (checked every 5 s) is taken off and its shards go to the others. A killed runner's shard locks go at once: they
+ * are PostgreSQL advisory locks of its connections.
+ */
+export const postgresShardingDefaults = {
+  entityMessagePollInterval: defaultMessagePollInterval,
+  runnerHealthCheckInterval: Duration.seconds(5),
+  refreshAssignmentsInterval: Duration.seconds(1)
+} as const
+
+/**
+ * A runner on PostgreSQL at `url` (the database must exist): the engine's tables and the ledger there, socket runners
+ * (`@effect/platform-node` NodeClusterSocket) that reach each other at their `runnerAddress` (default: 127.0.0.1 and a
+ * free port). Every runner on one database is one cluster: a workflow runs on the runner that holds its shard, and
+ * when a runner dies, the others take its shards and resume its workflows from storage. Fails with `SqlDriverError`
+ * when `@effect/sql-pg` is not installed, or with the SQL, socket or configuration error of the start.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layerPostgres = (
+  url: Redacted.Redacted<string>,
+  options: {
+    readonly runnerAddress?: { readonly host: string; readonly port: number } | undefined
+    readonly maxConnections?: number | undefined
+    readonly shardingConfig?: Partial<ShardingConfig["Type"]>
+  } = {}
+) =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const { PgClient } = yield* SqlDriver.load("PostgreSQL", () => import("@effect/sql-pg"))
+    const NodeClusterSocket = yield* Effect.promise(() => import("@effect/platform-node/NodeClusterSocket"))
+    const address = options.runnerAddress ?? { host: "127.0.0.1", port: yield* freePort("127.0.0.1") }
+    const cluster = NodeClusterSocket.layer({
+      storage: "sql",
+      shardingConfig: {
+        ...postgresShardingDefaults,
+        runnerAddress: Option.some(RunnerAddress.make(address.host, address.port)),
+        ...options.shardingConfig
+      }
+    })
+    const client = PgClient.layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "boxkit-workflow" })
+    return engineAndLedger.pipe(Layer.provideMerge(cluster), Layer.provideMerge(client))
   }))

@@ -105,3 +105,34 @@ export const killAndRestart = async (
   const code = await last.exited
   return { kills, delays, output: last.output(), code }
 }
+
+/** The ledger's counts: boxes owned and terminated, responses awaited, completed, and distinct deferred tokens. */
+export interface LedgerCounts {
+  readonly boxes: number
+  readonly terminated: number
+  readonly responses: number
+  readonly completed: number
+  readonly tokens: number
+}
+
+/** The queries of {@link LedgerCounts} (SQL that SQLite and PostgreSQL both run). */
+export const ledgerQueries = {
+  boxes: "SELECT count(*) AS boxes, count(terminated_at) AS terminated FROM boxkit_workflow_boxes",
+  responses:
+    "SELECT count(*) AS responses, count(completed_at) AS completed, count(DISTINCT token) AS tokens FROM boxkit_workflow_responses"
+} as const
+
+/** {@link LedgerCounts} from the rows of {@link ledgerQueries}. */
+export const ledgerCounts = (boxes: Record<string, unknown>, responses: Record<string, unknown>): LedgerCounts => ({
+  boxes: Number(boxes.boxes),
+  terminated: Number(boxes.terminated),
+  responses: Number(responses.responses),
+  completed: Number(responses.completed),
+  tokens: Number(responses.tokens)
+})
+
+/** What a clean end of N workflows looks like: in the service and in the ledger. */
+export const clean = (boxes: number) => ({
+  counted: { boxes, duplicates: 0, orphans: 0, responses: boxes, responsesCompleted: boxes },
+  ledger: { boxes, terminated: boxes, responses: boxes, completed: boxes, tokens: boxes }
+})

@@ -174,14 +174,7 @@ const lockDirectory = (directory: string): () => void => {
 }
 
 /** `postgres://user:password@host:port/database` without its credentials, for people. */
-export const describePostgres = (url: string): string => {
-  try {
-    const parsed = new URL(url)
-    return `PostgreSQL ${parsed.host}${parsed.pathname}`
-  } catch {
-    return "PostgreSQL"
-  }
-}
+export const describePostgres = SqlDriver.describePostgres
 
 /** Options of the PostgreSQL store. */
 export interface PostgresStateOptions {
