@@ -47,7 +47,11 @@ const runnerOf = (options: OrchestrateOptions) =>
       return yield* new OrchestrateOptionsError({ message: "give exactly one of --data-dir and --database-url" })
     }
     if (Option.isSome(options.dataDir)) {
-      return { layer: Runner.layerSqlite(options.dataDir.value), description: `SQLite in ${options.dataDir.value}` }
+      return {
+        layer: Runner.layerSqlite(options.dataDir.value),
+        description: `SQLite in ${options.dataDir.value}`,
+        order: "index" as const
+      }
     }
     const url = Option.getOrThrow(options.databaseUrl)
     const runnerAddress = yield* Option.match(options.runnerAddress, {
@@ -62,7 +66,9 @@ const runnerOf = (options: OrchestrateOptions) =>
     })
     return {
       layer: Runner.layerPostgres(url, { runnerAddress }),
-      description: SqlDriver.describePostgres(Redacted.value(url))
+      description: SqlDriver.describePostgres(Redacted.value(url)),
+      // Other runners on the database drive the same N: each starts with other workflows.
+      order: "shuffled" as const
     }
   })
 
@@ -97,6 +103,7 @@ export const run = (options: OrchestrateOptions) =>
         boxes: options.boxes,
         concurrency: options.concurrency,
         model: options.model,
+        order: runner.order,
         onProgress: (progress) => Console.log(Orchestration.formatProgress(progress))
       })
       if (final.failed > 0) {

@@ -22,7 +22,7 @@
 import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import { WorkflowInstance } from "@effect/workflow/WorkflowEngine"
-import { Duration, Effect, Metric, Schema } from "effect"
+import { Cause, Duration, Effect, Metric, Schema } from "effect"
 import { Boxes } from "../Client/Boxes.js"
 import { Clipboard } from "../Client/Clipboard.js"
 import { Listeners } from "../Client/Listeners.js"
@@ -139,14 +139,31 @@ export const terminateNow = (boxId: string) =>
   }).pipe(Effect.catchAll((error) => Effect.logWarning(`could not terminate box ${boxId}: ${String(error)}`)))
 
 /**
- * {@link createBox} with compensation: when the workflow later fails or is interrupted, the box is terminated (as the
- * workflow's scope closes).
+ * {@link createBox} with compensation: when the workflow fails for good or is interrupted by `Workflow.interrupt`,
+ * the box is terminated (as the workflow's scope closes). A workflow only stopped on this runner (the process shuts
+ * down, or its shard moves to another runner) closes its scope with an interruption too, but it goes on elsewhere:
+ * then nothing is compensated.
  *
  * @since 0.1.0
  * @category Activities
  */
 export const createBoxCompensated = (request: Box.CreateBoxRequest, options: ActivityOptions = {}) =>
-  Workflow.withCompensation(createBox(request, options), (created) => terminateNow(created.box_id))
+  Effect.flatMap(WorkflowInstance, (instance) =>
+    Workflow.withCompensation(
+      createBox(request, options),
+      (created, cause) => isStopOnly(cause, instance) ? Effect.void : terminateNow(created.box_id)
+    ))
+
+/**
+ * True when `cause` only stops the workflow on this runner: an interruption that is not the workflow's own
+ * (`Workflow.interrupt` sets `instance.interrupted`). The engine closes the workflow's scope with it when the runner
+ * shuts down or the workflow's shard moves; the workflow then resumes from storage.
+ *
+ * @since 0.1.0
+ * @category Activities
+ */
+export const isStopOnly = (cause: Cause.Cause<unknown>, instance: WorkflowInstance["Type"]): boolean =>
+  Cause.isInterruptedOnly(cause) && !instance.interrupted
 
 /**
  * Waits until `boxId` has status `target` (default `running`), polling (Boxes.awaitStatus; `timeout` default 60 s).

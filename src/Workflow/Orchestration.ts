@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import * as Workflow from "@effect/workflow/Workflow"
-import { Clock, Duration, Effect, Fiber, Metric, Schedule, Schema } from "effect"
+import { Chunk, Clock, Duration, Effect, Fiber, Metric, Random, Schedule, Schema } from "effect"
 import { Apps } from "../Client/Apps.js"
 import * as BoxActivities from "./BoxActivities.js"
 import { Ledger } from "./Ledger.js"
@@ -108,6 +108,11 @@ export interface RunOptions {
   readonly progressInterval?: Duration.Duration
   /** How long a response may wait for its webhook before it is polled (default 5 s). */
   readonly pollGrace?: Duration.Duration
+  /**
+   * The order this process drives the workflows in: `index` (default) or `shuffled`, for several runners on one
+   * database, so that each starts with other workflows than the others (every runner still waits for all N).
+   */
+  readonly order?: "index" | "shuffled"
 }
 
 /**
@@ -159,7 +164,8 @@ export const run = (options: RunOptions) =>
       )
     )
     const started = yield* Clock.currentTimeMillis
-    yield* Effect.forEach(payloads, (payload) =>
+    const ordered = options.order === "shuffled" ? Chunk.toReadonlyArray(yield* Random.shuffle(payloads)) : payloads
+    yield* Effect.forEach(ordered, (payload) =>
       BoxJob.execute(payload).pipe(
         Effect.matchEffect({
           onSuccess: () => Effect.sync(() => done++),

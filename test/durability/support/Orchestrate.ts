@@ -13,7 +13,7 @@ export interface Orchestrator {
   readonly output: () => string
   /** Settles with the exit code (null when killed). */
   readonly exited: Promise<number | null>
-  /** Settles when the engine is up (its first line is printed). */
+  /** Settles when the engine is up (its first line is printed); rejects when the process ends before. */
   readonly ready: Promise<void>
 }
 
@@ -26,8 +26,13 @@ export const start = (base: URL, args: ReadonlyArray<string>): Orchestrator => {
   )
   let output = ""
   let markReady: () => void = () => {}
-  const ready = new Promise<void>((resolve) => (markReady = resolve))
   const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)))
+  const ready = Promise.race([
+    new Promise<void>((resolve) => (markReady = resolve)),
+    exited.then((code) => Promise.reject(new Error(`orchestrate ended (${code}) before it was up:\n${output}`)))
+  ])
+  // Handled here too: a caller that does not wait for readiness must not see an unhandled rejection.
+  ready.catch(() => undefined)
   const collect = (chunk: Buffer) => {
     output += chunk.toString()
     if (/workflows on .*; webhooks at/.test(output)) markReady()
@@ -87,7 +92,7 @@ export const killAndRestart = async (
   let kills = 0
   for (let round = 0; round < options.kills; round++) {
     const run = start(base, args)
-    await Promise.race([run.ready, run.exited])
+    await run.ready.catch(() => undefined)
     const delay = Math.round(options.minMillis + Math.random() * (options.maxMillis - options.minMillis))
     delays.push(delay)
     const ended = await Promise.race([
