@@ -147,6 +147,11 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           sql`UPDATE boxkit_workflow_responses SET completed_at = ${now}
             WHERE response_id = ${responseId} AND completed_at IS NULL`.pipe(Effect.asVoid)),
+      /** Marks the response awaited through `token` completed (keeps the first time). */
+      markCompletedByToken: (token: string) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          sql`UPDATE boxkit_workflow_responses SET completed_at = ${now}
+            WHERE token = ${token} AND completed_at IS NULL`.pipe(Effect.asVoid)),
       /** The awaited responses submitted at or before `submittedBefore` (epoch ms) and not completed. */
       pendingResponses: (submittedBefore: number) =>
         Effect.map(

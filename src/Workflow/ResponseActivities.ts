@@ -68,8 +68,9 @@ export const completion = (name: string) =>
 
 /**
  * Submits `request` as a background response and waits, durably, until it is finished (status `completed`,
- * `incomplete`, `failed` or `cancelled`); returns the finished response. Three steps of the workflow: the webhook URL
- * (`<name>/webhook-url`), the submit (`<name>/submit`, recorded in the ledger), the wait (deferred `<name>`). `name`
+ * `incomplete`, `failed` or `cancelled`); returns the finished response. Four steps of the workflow: the webhook URL
+ * (`<name>/webhook-url`), the submit (`<name>/submit`, recorded in the ledger), the wait (deferred `<name>`), and the
+ * ledger row marked completed (`<name>/completed`). `name`
  * defaults to `boxkit/response`; give another for a second response in one workflow. Fails with {@link ActivityError}.
  *
  * @since 0.1.0
@@ -108,7 +109,17 @@ export const submitAndAwait = (request: ResponseRequest, options: ActivityOption
         return submitted.value
       })
     })
-    return yield* DurableDeferred.await(deferred)
+    const exit = yield* Effect.exit(DurableDeferred.await(deferred))
+    // Recorded by the workflow too: the completer may have died between completing the wait and marking the row.
+    yield* Activity.make({
+      name: `${name}/completed`,
+      execute: Effect.gen(function*() {
+        const ledger = yield* Ledger
+        if (Exit.isSuccess(exit)) yield* Effect.orDie(ledger.markCompleted(exit.value.id))
+        else yield* Effect.orDie(ledger.markCompletedByToken(token))
+      })
+    })
+    return yield* exit
   })
 
 /** Completes the wait of `token` with `exit` and marks the response completed in the ledger. */
