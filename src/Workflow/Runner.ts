@@ -52,7 +52,8 @@ const engineAndLedger = Layer.merge(ClusterWorkflowEngine.layer, Ledger.layer)
 /**
  * One runner on one machine: `SingleRunner` with SQL runner storage over SQLite at `directory/workflows.db` (the
  * directory is created if missing). `shardingConfig` overrides the cluster's settings (default: messages polled every
- * second). Fails with `SqlDriverError` when libsql is not installed or the file cannot be opened, or with the SQL or
+ * second; messages between entities of this process are not serialized, `simulateRemoteSerialization: false`: it
+ * cost about a third of the CPU of `boxkit orchestrate`). Fails with `SqlDriverError` when libsql is not installed or the file cannot be opened, or with the SQL or
  * configuration error of the engine's start.
  *
  * @since 0.1.0
@@ -69,7 +70,11 @@ export const layerSqlite = (
     })
     const runner = SingleRunner.layer({
       runnerStorage: "sql",
-      shardingConfig: { entityMessagePollInterval: defaultMessagePollInterval, ...options.shardingConfig }
+      shardingConfig: {
+        entityMessagePollInterval: defaultMessagePollInterval,
+        simulateRemoteSerialization: false,
+        ...options.shardingConfig
+      }
     })
     return engineAndLedger.pipe(
       Layer.provideMerge(runner),
@@ -91,16 +96,19 @@ export const freePort = (host: string): Effect.Effect<number, SqlDriver.SqlDrive
   })
 
 /**
- * The cluster settings of a PostgreSQL runner: messages polled every second; shard locks refreshed every 2 s and
+ * The cluster settings of a PostgreSQL runner: messages polled every second, local messages not serialized; shard locks refreshed every 2 s and
  * expired after 8 s (the engine's defaults: 10 s and 35 s), runners pinged every 5 s, assignments read every second,
- * so that the shards of a killed runner go to the others within seconds.
+ * so that the shards of a killed runner go to the others within seconds; a shard handed to a runner that joins waits
+ * at most 2 s for the workflows on it (default 15 s): they are interrupted and resume on the new owner.
  */
 export const postgresShardingDefaults = {
   entityMessagePollInterval: defaultMessagePollInterval,
+  simulateRemoteSerialization: false,
   shardLockRefreshInterval: Duration.seconds(2),
   shardLockExpiration: Duration.seconds(8),
   runnerHealthCheckInterval: Duration.seconds(5),
-  refreshAssignmentsInterval: Duration.seconds(1)
+  refreshAssignmentsInterval: Duration.seconds(1),
+  entityTerminationTimeout: Duration.seconds(2)
 } as const
 
 /**
