@@ -17,6 +17,7 @@ import type { DurabilityResults, InstancesRun, StartVariant } from "./Durability
 import type { MachineInfo } from "./Machine.js"
 import type { KeysResults, MemoryResults } from "./Memory.js"
 import * as Scenarios from "./Scenarios.js"
+import * as Orchestration from "./Orchestration.js"
 import type { BenchSettings } from "./Settings.js"
 import * as Stats from "./Stats.js"
 import type { ScenarioResult, ThroughputResults } from "./Throughput.js"
@@ -49,6 +50,7 @@ export interface Results {
   readonly memory?: MemoryResults
   readonly durability?: DurabilityResults
   readonly abuse?: AbuseResults
+  readonly orchestration?: Orchestration.OrchestrationResults
   /** Sections measured again later by `--only=... --update` (each replaced whole, with its own baselines). */
   readonly remeasured?: ReadonlyArray<Remeasured>
   readonly budgets: ReadonlyArray<Budget>
@@ -187,6 +189,7 @@ export const budgets = (results: Omit<Results, "budgets">): Array<Budget> => {
       ...(results.mode === "full" ? {} : { note: "quick run: a fifth of each load" })
     })
   }
+  if (results.orchestration !== undefined) lines.push(...Orchestration.budgets(results.orchestration))
   return lines
 }
 
@@ -692,5 +695,6 @@ export const markdown = (results: Results): string => {
   if (results.memory !== undefined) parts.push("", memorySection(results.memory))
   if (results.durability !== undefined) parts.push("", durabilitySection(results.durability, results.memory, settings))
   if (results.abuse !== undefined) parts.push("", abuseSection(results.abuse))
+  if (results.orchestration !== undefined) parts.push("", Orchestration.section(results.orchestration))
   return parts.join("\n") + "\n"
 }

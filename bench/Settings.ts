@@ -17,7 +17,7 @@ import { join } from "node:path"
 import { outDir, root } from "./Child.js"
 
 /** The sections of the suite, in the order they run. */
-export const sections = ["coldStart", "throughput", "client", "webhooks", "memory", "durability", "abuse"] as const
+export const sections = ["coldStart", "throughput", "client", "webhooks", "memory", "durability", "abuse", "orchestration"] as const
 /** One section. */
 export type Section = (typeof sections)[number]
 
@@ -56,6 +56,10 @@ export interface BenchSettings {
   readonly coldStarts: number
   /** No new cold-start round begins after this long (so fewer spawns are made on a slow machine). */
   readonly coldStartMaxSeconds: number
+  /** Section 8: box workflows per run (the budgets' 1,000 in the full run). */
+  readonly orchestrationBoxes: number
+  /** Section 8: workflows at once per process (and of the plain loop). */
+  readonly orchestrationConcurrency: number
   /** Where the Markdown report and the JSON results are written. */
   readonly markdownPath: string
   readonly jsonPath: string
@@ -81,6 +85,8 @@ export const full: Omit<BenchSettings, "sections"> = {
   postgresRounds: 3,
   coldStarts: 10,
   coldStartMaxSeconds: 100,
+  orchestrationBoxes: 1000,
+  orchestrationConcurrency: 32,
   markdownPath: join(root, "BENCHMARKS.md"),
   jsonPath: join(root, "bench", "results.json")
 }
@@ -100,6 +106,8 @@ export const quick: Omit<BenchSettings, "sections"> = {
   postgresRounds: 1,
   coldStarts: 3,
   coldStartMaxSeconds: 40,
+  orchestrationBoxes: 100,
+  orchestrationConcurrency: 32,
   markdownPath: join(outDir, "BENCHMARKS.quick.md"),
   jsonPath: join(outDir, "results.quick.json")
 }

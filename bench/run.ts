@@ -1,7 +1,7 @@
 /**
  * The benchmark suite: `npm run bench` (full, writes BENCHMARKS.md and bench/results.json) or `npm run bench:quick`
  * (1 s runs, 1,000 webhooks, 10,000 keys, 3 cold starts; writes bench/out/BENCHMARKS.quick.md and
- * bench/out/results.quick.json). `--only=section,...` runs some sections (coldStart, throughput, client, webhooks,
+ * bench/out/results.quick.json). `--only=section,...` runs some sections (coldStart, throughput, client, webhooks, orchestration,
  * memory, durability, abuse) and writes under bench/out/. Progress goes to stderr. Every server under test is a child process, stopped
  * when the run ends or is interrupted.
  *
@@ -20,6 +20,7 @@ import { root } from "./Child.js"
 import * as ColdStart from "./ColdStart.js"
 import * as Abuse from "./Abuse.js"
 import * as Durability from "./Durability.js"
+import * as Orchestration from "./Orchestration.js"
 import * as Machine from "./Machine.js"
 import * as Memory from "./Memory.js"
 import * as Report from "./Report.js"
@@ -60,6 +61,7 @@ const program = Effect.gen(function*() {
   const memory = has("memory") ? yield* step("5. memory", Memory.run(settings)) : undefined
   const durability = has("durability") ? yield* step("6. durable state", Durability.run(settings)) : undefined
   const abuse = has("abuse") ? yield* step("7. abuse", Abuse.run(settings)) : undefined
+  const orchestration = has("orchestration") ? yield* step("8. durable orchestration", Orchestration.run(settings)) : undefined
 
   const { markdownPath, jsonPath, sections, update, ...measuredWith } = settings
   const partial: Omit<Report.Results, "budgets"> = {
@@ -86,7 +88,8 @@ const program = Effect.gen(function*() {
     ...(webhooks === undefined ? {} : { webhooks }),
     ...(memory === undefined ? {} : { memory }),
     ...(durability === undefined ? {} : { durability }),
-    ...(abuse === undefined ? {} : { abuse })
+    ...(abuse === undefined ? {} : { abuse }),
+    ...(orchestration === undefined ? {} : { orchestration })
   }
   const results: Report.Results = update === true ? Report.fold(readResults(jsonPath), partial) : { ...partial, budgets: Report.budgets(partial) }
   for (const path of [markdownPath, jsonPath]) mkdirSync(dirname(path), { recursive: true })

@@ -136,6 +136,8 @@ export const buildCommand = async () => {
       // Native or optional modules stay outside the bundle (loaded from node_modules when present).
       // The database drivers of durable state come with its optional peers (@effect/sql-libsql, @effect/sql-pg):
       // loaded from node_modules when `serve --data-dir` or `--database-url` asks for them (libsql is native).
+      // The workflow engine of `orchestrate` (@effect/workflow, @effect/cluster, @effect/rpc) is JavaScript and
+      // bundled like @effect/sql; its program is required only when `orchestrate` runs.
       external: ["msgpackr-extract", "bufferutil", "utf-8-validate", "@libsql/client", "libsql", "pg"],
       plugins: [{
         // The tokenizer tables (about 3 MB, needed only by the first response) stay outside: their `import()`

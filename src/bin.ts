@@ -1,7 +1,7 @@
 /**
  * The `boxkit` command line: `boxkit serve` runs the local box service; `boxkit demo` runs the demo (the main job);
  * `boxkit apps|boxes|secrets|policies|clipboard|listeners|responses …` call the API through the client toolkit
- * (Cli/client/*).
+ * (Cli/client/*); `boxkit orchestrate` runs N crash-safe box workflows (src/Cli/Orchestrate.ts).
  * A failure prints what failed and the fix (Cli/Failure.ts) and exits 2 for a wrong command line, 1 for any other
  * failure; `--verbose` (anywhere on the line) or `BOXKIT_DEBUG=1` adds the cause and its stack.
  *
@@ -15,6 +15,7 @@ import packageJson from "../package.json" with { type: "json" }
 import * as ClientCommands from "./Cli/client/Commands.js"
 import * as Demo from "./Cli/Demo.js"
 import * as Failure from "./Cli/Failure.js"
+import * as Orchestrate from "./Cli/Orchestrate.js"
 import * as Serve from "./Cli/Serve.js"
 
 const boxkit = Command.make("boxkit").pipe(
@@ -22,7 +23,7 @@ const boxkit = Command.make("boxkit").pipe(
     "An Effect toolkit for the Box Service HTTP API, with a faithful local box service. " +
       "Add --verbose (or set BOXKIT_DEBUG=1) to any command to see the cause and stack of a failure."
   ),
-  Command.withSubcommands([Serve.command, Demo.command, ...ClientCommands.commands])
+  Command.withSubcommands([Serve.command, Demo.command, Orchestrate.command, ...ClientCommands.commands])
 )
 
 const cli = Command.run(boxkit, { name: "boxkit", version: packageJson.version })

@@ -15,6 +15,7 @@ import * as ApiError from "../ApiError.js"
 import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
 import * as Seed from "../Server/state/Seed.js"
 import * as StateStore from "../Server/state/StateStore.js"
+import * as Orchestrate from "./Orchestrate.js"
 import * as Serve from "./Serve.js"
 import { ClientCommandError } from "./client/ClientOptions.js"
 
@@ -155,6 +156,9 @@ const explain = (error: unknown, command: string): Explained => {
         "(BOXKIT_DATABASE_URL: a PostgreSQL database that exists and accepts the user)"
     }
   }
+  if (error instanceof Orchestrate.OrchestrateOptionsError) {
+    return { what: error.message, fix: `run "boxkit orchestrate --help" for the usage`, exitCode: usageExitCode }
+    }
   if (error instanceof ClientCommandError) {
     return {
       what: error.message,

