@@ -18,7 +18,7 @@ import type { MachineInfo } from "./Machine.js"
 import type { KeysResults, MemoryResults } from "./Memory.js"
 import * as Scenarios from "./Scenarios.js"
 import * as Orchestration from "./Orchestration.js"
-import type { BenchSettings } from "./Settings.js"
+import { type BenchSettings, sections as allSections } from "./Settings.js"
 import * as Stats from "./Stats.js"
 import type { ScenarioResult, ThroughputResults } from "./Throughput.js"
 import type { WebhookResults } from "./Webhooks.js"
@@ -105,6 +105,7 @@ export const fold = (report: Results, run: Omit<Results, "budgets">): Results =>
   const folded: Omit<Results, "budgets"> = {
     ...kept,
     ...replaced,
+    sections: allSections.filter((section) => report.sections.includes(section) || run.sections.includes(section)),
     versions: run.versions,
     sectionSeconds: { ...sectionSeconds, ...run.sectionSeconds },
     remeasured: [...(report.remeasured ?? []), {
