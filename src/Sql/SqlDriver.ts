@@ -11,6 +11,7 @@
 import type { SqlClient } from "@effect/sql"
 import type * as Libsql from "@libsql/client"
 import { Data, Effect, Layer } from "effect"
+import * as SqliteClient from "../Server/state/sql/SqliteClient.js"
 
 /**
  * A SQL driver could not be loaded or a database not opened; `message` says which and, for a missing package, what
@@ -105,19 +106,38 @@ const oneConnection = (client: Libsql.Client): Libsql.Client => {
   } as unknown as Libsql.Client
 }
 
+/** The settings of a SQLite connection, before anything else runs on it. */
+const sqlitePragmas = ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"] as const
+
 /**
- * The `SqlClient` of one SQLite file at `path` over `@effect/sql-libsql` (loaded when built), in WAL mode with
- * `synchronous=NORMAL` (a write survives the process being killed once its statement returns) and a 5 s busy timeout,
- * transactions on its one connection; integers read as `intMode` (default `number`; `bigint` where they can pass
- * 2^53, as the workflow engine's snowflake ids do). Fails with {@link SqlDriverError} when the driver is missing or the file cannot
- * be opened.
+ * The `SqlClient` of one SQLite file at `path`, in WAL mode with `synchronous=NORMAL` (a write survives the process
+ * being killed once its statement returns) and a 5 s busy timeout, transactions on its one connection; integers read
+ * as `intMode` (default `number`; `bigint` where they can pass 2^53, as the workflow engine's snowflake ids do).
+ * `client`: `prepared` (default), the `libsql` driver through Server/state/sql/SqliteClient.ts (statements prepared
+ * once, group commit; docs/decisions/0003-sqlite-client.md); `stock`, `@effect/sql-libsql` over `@libsql/client`.
+ * The drivers are loaded when the layer is built. Fails with {@link SqlDriverError} when the driver is missing or
+ * the file cannot be opened.
  *
  * @since 0.1.0
  * @category Layers
  */
 export const layerSqliteFile = (
   path: string,
-  options: { readonly intMode?: "number" | "bigint" } = {}
+  options: { readonly intMode?: "number" | "bigint"; readonly client?: "prepared" | "stock" } = {}
+): Layer.Layer<SqlClient.SqlClient, SqlDriverError> =>
+  options.client === "stock" ? layerSqliteFileStock(path, options) : Layer.unwrapScoped(Effect.gen(function*() {
+    const driver = yield* load("SQLite", () => import("libsql"))
+    return SqliteClient.layer(() => {
+      const database = new driver.default(path)
+      for (const pragma of sqlitePragmas) database.exec(pragma)
+      return database
+    }, options.intMode ?? "number")
+  })).pipe(Layer.mapError((error) => error instanceof SqlDriverError ? error : driverError(`SQLite ${path}`)(error)))
+
+/** {@link layerSqliteFile} with the stock client. */
+const layerSqliteFileStock = (
+  path: string,
+  options: { readonly intMode?: "number" | "bigint" }
 ): Layer.Layer<SqlClient.SqlClient, SqlDriverError> =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const { LibsqlClient } = yield* load("SQLite", () => import("@effect/sql-libsql"))
@@ -128,9 +148,7 @@ export const layerSqliteFile = (
     )
     yield* Effect.tryPromise({
       try: async () => {
-        await sdk.execute("PRAGMA busy_timeout = 5000")
-        await sdk.execute("PRAGMA journal_mode = WAL")
-        await sdk.execute("PRAGMA synchronous = NORMAL")
+        for (const pragma of sqlitePragmas) await sdk.execute(pragma)
       },
       catch: driverError(`cannot use ${path}`)
     })

@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Migrator, SqlClient, type SqlError } from "@effect/sql"
+import { Migrator, SqlClient } from "@effect/sql"
 import { Effect, Layer, Redacted } from "effect"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
@@ -33,7 +33,6 @@ import {
   tcpAddresses
 } from "./SqlRepositories.js"
 import { layerDurableWork, layerInstances, layerTransactions } from "./SqlWork.js"
-import * as SqliteClient from "./SqliteClient.js"
 import { numberOf } from "./Rows.js"
 import * as SqlDriver from "../../../Sql/SqlDriver.js"
 
@@ -110,9 +109,6 @@ export interface SqliteStateOptions {
   readonly client?: "prepared" | "stock"
 }
 
-/** The settings of the connection, before anything else runs on it (the same as SqlDriver.layerSqliteFile's). */
-const pragmas = ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"] as const
-
 /**
  * The state in SQLite, in `directory` (created if missing, readable by its owner only) as `boxkit.db` with its WAL.
  * Fails with `StateStoreError` when the directory cannot be made, the database cannot be opened (another `serve`
@@ -132,15 +128,7 @@ export const layerSqlite = (
       Effect.try({ try: () => lockDirectory(resolve(directory)), catch: (error) => error as StateStoreError }),
       (unlock) => Effect.sync(unlock)
     )
-    if (options.client !== "stock") {
-      const driver = yield* SqlDriver.load("SQLite", () => import("libsql"))
-      return SqliteClient.layer(() => {
-        const database = new driver.default(path)
-        for (const pragma of pragmas) database.exec(pragma)
-        return database
-      })
-    }
-    return SqlDriver.layerSqliteFile(path) as Layer.Layer<SqlClient.SqlClient, SqlDriver.SqlDriverError | SqlError.SqlError>
+    return SqlDriver.layerSqliteFile(path, { client: options.client ?? "prepared" })
   }))
   return layerOver(`SQLite ${join(resolve(directory), databaseFileName)}`, true).pipe(
     Layer.provide(client),

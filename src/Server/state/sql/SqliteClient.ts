@@ -79,8 +79,15 @@ interface Kept {
   readonly columns: ReadonlyArray<string>
 }
 
+/** An integer as read with `intMode` "bigint" (as `@libsql/client` answers it then); other values as {@link fromSql}. */
+const fromSqlBigint = (value: unknown): unknown => typeof value === "bigint" ? value : fromSql(value)
+
+/** How integers are read: as numbers (an error past 2^53), or all as bigints (as `@libsql/client`'s `intMode`). */
+export type IntMode = "number" | "bigint"
+
 /** Runs statements on `database`, each prepared once and kept (the oldest prepared dropped past the cache size). */
-const statementsOf = (database: Database) => {
+const statementsOf = (database: Database, intMode: IntMode) => {
+  const read = intMode === "bigint" ? fromSqlBigint : fromSql
   const kept = new Map<string, Kept>()
   const prepare = (sql: string): Kept => {
     const found = kept.get(sql)
@@ -103,7 +110,7 @@ const statementsOf = (database: Database) => {
       // The driver makes fresh arrays: their values are converted in place.
       const values = statement.all(bound) as Array<Array<unknown>>
       for (const row of values) {
-        for (let index = 0; index < row.length; index++) row[index] = fromSql(row[index])
+        for (let index = 0; index < row.length; index++) row[index] = read(row[index])
       }
       return { columns, values, changes: 0 }
     },
@@ -139,12 +146,16 @@ interface Group {
 }
 
 /**
- * The client over `database` (opened by the caller, in WAL mode; closed with the scope). Fails nothing itself: a
- * statement fails with `SqlError` when SQLite refuses it or the commit that would make it durable fails.
+ * The client over `database` (opened by the caller, in WAL mode; closed with the scope), integers read as `intMode`
+ * (default "number"). Fails nothing itself: a statement fails with `SqlError` when SQLite refuses it or the commit
+ * that would make it durable fails.
  */
-export const make = (database: Database): Effect.Effect<SqlClient.SqlClient, never, Reactivity.Reactivity | Scope.Scope> =>
+export const make = (
+  database: Database,
+  intMode: IntMode = "number"
+): Effect.Effect<SqlClient.SqlClient, never, Reactivity.Reactivity | Scope.Scope> =>
   Effect.gen(function*() {
-    const statements = statementsOf(database)
+    const statements = statementsOf(database, intMode)
     let closed = false
 
     // The one connection: held by one unit of work at a time (or for one statement), waiters served in order.
@@ -355,7 +366,7 @@ export const make = (database: Database): Effect.Effect<SqlClient.SqlClient, nev
   })
 
 /** The client as the `SqlClient` service; the database is closed when the layer closes. */
-export const layer = (open: () => Database): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
+export const layer = (open: () => Database, intMode: IntMode = "number"): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
   Layer.scoped(
     SqlClient.SqlClient,
     Effect.flatMap(
@@ -363,6 +374,6 @@ export const layer = (open: () => Database): Layer.Layer<SqlClient.SqlClient, Sq
         Effect.try({ try: open, catch: failure("Failed to open the database") }),
         (database) => Effect.sync(() => database.close())
       ),
-      make
+      (database) => make(database, intMode)
     )
   ).pipe(Layer.provide(Reactivity.layer))
