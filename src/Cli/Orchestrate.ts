@@ -13,21 +13,17 @@
  * @since 0.1.0
  */
 import { Command, Options } from "@effect/cli"
-import { Config, Data, Effect } from "effect"
+import { Data, Effect } from "effect"
+import { clientOptions } from "./client/ClientOptions.js"
 
 /** Options of `orchestrate` that are missing or cannot go together. */
 export class OrchestrateOptionsError extends Data.TaggedError("OrchestrateOptionsError")<{ readonly message: string }> {}
 
 /** The `orchestrate` command. */
 export const command = Command.make("orchestrate", {
-  baseUrl: Options.text("base-url").pipe(
-    Options.withFallbackConfig(Config.string("BOX_BASE_URL")),
-    Options.withDescription("Service to run against ({base_url}, ending in /v1; also BOX_BASE_URL).")
-  ),
-  apiKey: Options.redacted("api-key").pipe(
-    Options.withFallbackConfig(Config.redacted("BOX_API_KEY")),
-    Options.withDescription("Organization-scoped API key (also BOX_API_KEY).")
-  ),
+  // The same --base-url and --api-key as the client commands (BOX_BASE_URL, BOX_API_KEY; ClientOptions.ts).
+  baseUrl: clientOptions.baseUrl,
+  apiKey: clientOptions.apiKey,
   boxes: Options.integer("boxes").pipe(Options.withDescription("How many box workflows (named by index 0..N-1).")),
   dataDir: Options.directory("data-dir").pipe(
     Options.optional,
