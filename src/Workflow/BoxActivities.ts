@@ -100,11 +100,17 @@ export interface ActivityOptions {
  * `{ box_id, status, error_message? }`; fails with {@link ActivityError}. Prefer {@link createBoxCompensated} in a
  * workflow, so that the box is terminated when the workflow fails.
  *
+ * With `awaitRunning`, the same activity then waits until the box is `running` (as {@link awaitStatus}; `timeout`
+ * default 60 s) and succeeds with that status: one step of the workflow instead of two, so one message fewer to
+ * store and to replay. A box that fails to start (or does not within the timeout) is terminated and marked in the
+ * ledger before the activity fails with {@link ActivityError} (`BoxFailedError`, `WaitTimeoutError`): no
+ * compensation exists yet for a box whose activity failed.
+ *
  * @since 0.1.0
  * @category Activities
  */
-export const createBox = (request: Box.CreateBoxRequest, options: ActivityOptions = {}) => {
-  const name = options.name ?? "boxkit/create-box"
+export const createBox = (request: Box.CreateBoxRequest, options: CreateBoxOptions = {}) => {
+  const name = options.name ?? (options.awaitRunning ? "boxkit/create-box-running" : "boxkit/create-box")
   return Activity.make({
     name,
     success: Box.CreateBoxResponse,
@@ -118,9 +124,27 @@ export const createBox = (request: Box.CreateBoxRequest, options: ActivityOption
         Effect.flatMap(countReplayed)
       )
       yield* Effect.orDie(ledger.recordBox(yield* currentOwner, created.value.box_id))
-      return created.value
+      if (!options.awaitRunning) return created.value
+      const running = yield* boxes.awaitStatus(created.value.box_id, "running", { timeout: options.timeout }).pipe(
+        Effect.mapError(toActivityError(name)),
+        Effect.tapError(() => terminateNow(created.value.box_id))
+      )
+      return { box_id: running.box_id, status: running.status }
     })
   })
+}
+
+/**
+ * Options of {@link createBox}: the activity's `name` (default `boxkit/create-box`, or `boxkit/create-box-running`
+ * with `awaitRunning`), whether to wait until the box is `running` in the same activity, and that wait's `timeout`
+ * (default 60 s).
+ *
+ * @since 0.1.0
+ * @category Activities
+ */
+export interface CreateBoxOptions extends ActivityOptions {
+  readonly awaitRunning?: boolean | undefined
+  readonly timeout?: Duration.Duration | undefined
 }
 
 /**
@@ -147,7 +171,7 @@ export const terminateNow = (boxId: string) =>
  * @since 0.1.0
  * @category Activities
  */
-export const createBoxCompensated = (request: Box.CreateBoxRequest, options: ActivityOptions = {}) =>
+export const createBoxCompensated = (request: Box.CreateBoxRequest, options: CreateBoxOptions = {}) =>
   Effect.flatMap(WorkflowInstance, (instance) =>
     Workflow.withCompensation(
       createBox(request, options),

@@ -96,6 +96,12 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
       ON CONFLICT (name) DO NOTHING`
     const namespaceRows = yield* sql`SELECT value FROM boxkit_workflow_settings WHERE name = 'namespace'`
     const namespace = String(namespaceRows[0].value)
+    yield* sql`CREATE TABLE IF NOT EXISTS boxkit_workflow_webhook_urls (
+      execution_id TEXT NOT NULL,
+      activity TEXT NOT NULL,
+      url TEXT,
+      PRIMARY KEY (execution_id, activity)
+    )`
     yield* sql`CREATE TABLE IF NOT EXISTS boxkit_workflow_responses (
       response_id TEXT PRIMARY KEY,
       workflow_name TEXT NOT NULL,
@@ -142,6 +148,25 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
             (response_id, workflow_name, execution_id, token, submitted_at, completed_at)
             VALUES (${responseId}, ${owner.workflowName}, ${owner.executionId}, ${token}, ${now}, NULL)
             ON CONFLICT (response_id) DO NOTHING`.pipe(Effect.asVoid)),
+      /**
+       * The webhook URL the submit activity `activity` of the execution sends: `url` (null: none) the first time, the
+       * URL stored then on every later run (a request sent again with its key must have the same body).
+       */
+      webhookUrl: (
+        owner: { readonly workflowName: string; readonly executionId: string },
+        activity: string,
+        url: string | null
+      ) =>
+        Effect.zipRight(
+          sql`INSERT INTO boxkit_workflow_webhook_urls (execution_id, activity, url)
+            VALUES (${owner.executionId}, ${activity}, ${url})
+            ON CONFLICT (execution_id, activity) DO NOTHING`,
+          Effect.map(
+            sql`SELECT url FROM boxkit_workflow_webhook_urls
+              WHERE execution_id = ${owner.executionId} AND activity = ${activity}`,
+            (rows) => (rows[0]?.url === null || rows[0]?.url === undefined ? null : String(rows[0].url))
+          )
+        ),
       /** Marks `responseId` completed (keeps the first time). */
       markCompleted: (responseId: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>

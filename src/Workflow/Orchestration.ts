@@ -60,8 +60,10 @@ export const boxName = (index: number) => `orchestrate-${index}`
  */
 export const layerBoxJob = BoxJob.toLayer(({ app_id, index, model }) =>
   Effect.gen(function*() {
-    const created = yield* BoxActivities.createBoxCompensated({ name: boxName(index), app_id, image: { base: "debian" } })
-    yield* BoxActivities.awaitStatus(created.box_id)
+    const created = yield* BoxActivities.createBoxCompensated(
+      { name: boxName(index), app_id, image: { base: "debian" } },
+      { awaitRunning: true }
+    )
     yield* BoxActivities.writeClipboardText(created.box_id, `orchestrated by boxkit: box ${index}`)
     const response = yield* ResponseActivities.submitAndAwait({
       model,

@@ -11,9 +11,10 @@
  *   completes the finished ones; a response gone (404: past its 10-minute retention) fails the wait with an
  *   {@link ActivityError} of type `ResponseExpiredError`.
  *
- * The webhook URL is read once per wait by an activity of its own, so a replay sends the same request body (a key
- * reused with another body would be refused with 409); the webhook token is not stored and must be the same on every
- * run of the orchestrator (the orchestrate command derives it from the API key).
+ * The webhook URL of a submit is stored in the ledger the first time the submit runs (`Ledger.webhookUrl`), so a
+ * submit run again after a crash sends the same request body (a key reused with another body would be refused with
+ * 409) even when the restarted process listens elsewhere; the webhook token is not stored and must be the same on
+ * every run of the orchestrator (the orchestrate command derives it from the API key).
  *
  * Source: issue 14 ("Model responses inside workflows"); spec "Events / Completion webhook", "GET /responses/{id}";
  * docs/decisions/0004-durable-orchestration.md.
@@ -68,10 +69,11 @@ export const completion = (name: string) =>
 
 /**
  * Submits `request` as a background response and waits, durably, until it is finished (status `completed`,
- * `incomplete`, `failed` or `cancelled`); returns the finished response. Four steps of the workflow: the webhook URL
- * (`<name>/webhook-url`), the submit (`<name>/submit`, recorded in the ledger), the wait (deferred `<name>`), and the
- * ledger row marked completed (`<name>/completed`). `name`
- * defaults to `boxkit/response`; give another for a second response in one workflow. Fails with {@link ActivityError}.
+ * `incomplete`, `failed` or `cancelled`); returns the finished response. Two steps of the workflow: the submit
+ * (activity `<name>/submit`: the webhook URL kept in the ledger, the response recorded there) and the wait (deferred
+ * `<name>`); then the ledger row is marked completed (an idempotent update, not a step of its own: the completer may
+ * have died between completing the wait and marking the row). `name` defaults to `boxkit/response`; give another for
+ * a second response in one workflow. Fails with {@link ActivityError}.
  *
  * @since 0.1.0
  * @category Activities
@@ -80,11 +82,6 @@ export const submitAndAwait = (request: ResponseRequest, options: ActivityOption
   Effect.gen(function*() {
     const name = options.name ?? "boxkit/response"
     const deferred = completion(name)
-    const webhookUrl = yield* Activity.make({
-      name: `${name}/webhook-url`,
-      success: Schema.NullOr(Schema.String),
-      execute: Effect.map(Effect.serviceOption(ResponseWebhook), Option.match({ onNone: () => null, onSome: (hook) => hook.url }))
-    })
     const token = yield* DurableDeferred.token(deferred)
     const submitName = `${name}/submit`
     yield* Activity.make({
@@ -96,6 +93,10 @@ export const submitAndAwait = (request: ResponseRequest, options: ActivityOption
         const ledger = yield* Ledger
         const hook = yield* Effect.serviceOption(ResponseWebhook)
         const key = yield* idempotencyKey(submitName)
+        const owner = yield* currentOwner
+        const webhookUrl = yield* Effect.orDie(
+          ledger.webhookUrl(owner, submitName, Option.match(hook, { onNone: () => null, onSome: (hook) => hook.url }))
+        )
         const submitted = yield* responses.submit(
           { ...request, metadata: { ...request.metadata, [deferredTokenKey]: token } },
           {
@@ -105,20 +106,16 @@ export const submitAndAwait = (request: ResponseRequest, options: ActivityOption
               : { url: webhookUrl, token: Option.getOrUndefined(Option.flatMap(hook, (hook) => Option.fromNullable(hook.token))) }
           }
         ).pipe(Effect.mapError(toActivityError(submitName)), Effect.flatMap(countReplayed))
-        yield* Effect.orDie(ledger.recordResponse(yield* currentOwner, submitted.value.id, token))
+        yield* Effect.orDie(ledger.recordResponse(owner, submitted.value.id, token))
         return submitted.value
       })
     })
     const exit = yield* Effect.exit(DurableDeferred.await(deferred))
     // Recorded by the workflow too: the completer may have died between completing the wait and marking the row.
-    yield* Activity.make({
-      name: `${name}/completed`,
-      execute: Effect.gen(function*() {
-        const ledger = yield* Ledger
-        if (Exit.isSuccess(exit)) yield* Effect.orDie(ledger.markCompleted(exit.value.id))
-        else yield* Effect.orDie(ledger.markCompletedByToken(token))
-      })
-    })
+    const ledger = yield* Ledger
+    yield* Effect.orDie(
+      Exit.isSuccess(exit) ? ledger.markCompleted(exit.value.id) : ledger.markCompletedByToken(token)
+    )
     return yield* exit
   })
 

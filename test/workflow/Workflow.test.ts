@@ -2,7 +2,8 @@
  * `boxkit/workflow` in one process (issue 14), over the embedded local service and a single runner on SQLite in a
  * temporary directory: the create activity sends a key derived from the execution and records the box in the
  * ledger; a workflow that fails after creating a box terminates it (compensation); the reaper terminates the box of a
- * workflow that ended without terminating it, and leaves the others alone.
+ * workflow that ended without terminating it, and leaves the others alone; a create that waits until the box runs
+ * terminates a box that fails to start; the ledger keeps the first webhook URL of a submit.
  */
 import { layer } from "@effect/vitest"
 import * as Workflow from "@effect/workflow/Workflow"
@@ -38,7 +39,22 @@ const LeavesBox = Workflow.make({
   error: BoxActivities.ActivityError
 })
 
+/** Creates a box and waits until it runs, in one activity. */
+const CreatesRunning = Workflow.make({
+  name: "test/creates-running",
+  payload: { app_id: Schema.String, name: Schema.String, base: Schema.String },
+  idempotencyKey: ({ name }) => name,
+  success: Schema.String,
+  error: BoxActivities.ActivityError
+})
+
 const workflows = Layer.mergeAll(
+  CreatesRunning.toLayer(({ app_id, base, name }) =>
+    Effect.map(
+      BoxActivities.createBoxCompensated({ name, app_id, image: { base } }, { awaitRunning: true }),
+      (created) => `${created.box_id} ${created.status}`
+    )
+  ),
   FailsAfterCreate.toLayer(({ app_id, fail, name }) =>
     Effect.gen(function*() {
       const created = yield* BoxActivities.createBoxCompensated({ name, app_id, image: { base: "debian" } })
@@ -78,6 +94,37 @@ layer(services, { excludeTestServices: true, timeout: 60_000 })("boxkit/workflow
       // A workflow that succeeds keeps its box.
       const kept = yield* FailsAfterCreate.execute({ app_id, name: "kept-0", fail: false })
       expect((yield* boxes.retrieve(kept as never)).status).toBe("running")
+    }))
+
+  it.effect("a create that waits until the box runs succeeds running; a box that fails to start is terminated and the activity fails", () =>
+    Effect.gen(function*() {
+      const boxes = yield* Boxes
+      const ledger = yield* Ledger.Ledger
+      const app_id = yield* appId
+      const [boxId, status] = (yield* CreatesRunning.execute({ app_id, name: "runs-0", base: "debian" })).split(" ")
+      expect(status).toBe("running")
+      expect((yield* boxes.retrieve(boxId as never)).status).toBe("running")
+      const error = yield* Effect.flip(CreatesRunning.execute({ app_id, name: "fails-0", base: "boxkit/fail-to-start" }))
+      expect(error.type).toBe("BoxFailedError")
+      expect(error.operation).toBe("boxkit/create-box-running")
+      const failed = (yield* ledger.boxes).find((box) => box.workflow_name === "test/creates-running" && box.box_id !== boxId)
+      expect(failed?.terminated_at).not.toBeNull()
+      expect((yield* boxes.retrieve(failed!.box_id as never)).status).toBe("terminated")
+    }))
+
+  it.effect("the ledger keeps the first webhook URL of a submit: a submit run again sends the same body", () =>
+    Effect.gen(function*() {
+      const ledger = yield* Ledger.Ledger
+      const owner = { workflowName: "test/webhook-url", executionId: "execution-1" }
+      expect(yield* ledger.webhookUrl(owner, "boxkit/response/submit", "http://127.0.0.1:1111/webhooks")).toBe(
+        "http://127.0.0.1:1111/webhooks"
+      )
+      expect(yield* ledger.webhookUrl(owner, "boxkit/response/submit", "http://127.0.0.1:2222/webhooks")).toBe(
+        "http://127.0.0.1:1111/webhooks"
+      )
+      expect(yield* ledger.webhookUrl(owner, "second/submit", null)).toBeNull()
+      expect(yield* ledger.webhookUrl(owner, "second/submit", "http://127.0.0.1:3333/webhooks")).toBeNull()
+      expect(yield* ledger.webhookUrl({ ...owner, executionId: "execution-2" }, "boxkit/response/submit", null)).toBeNull()
     }))
 
   it.effect("the reaper terminates the box of a workflow that ended, and replays return the first box", () =>
