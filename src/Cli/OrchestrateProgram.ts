@@ -49,8 +49,7 @@ const runnerOf = (options: OrchestrateOptions) =>
     if (Option.isSome(options.dataDir)) {
       return {
         layer: Runner.layerSqlite(options.dataDir.value),
-        description: `SQLite in ${options.dataDir.value}`,
-        order: "index" as const
+        description: `SQLite in ${options.dataDir.value}`
       }
     }
     const url = Option.getOrThrow(options.databaseUrl)
@@ -66,9 +65,7 @@ const runnerOf = (options: OrchestrateOptions) =>
     })
     return {
       layer: Runner.layerPostgres(url, { runnerAddress }),
-      description: SqlDriver.describePostgres(Redacted.value(url)),
-      // Other runners on the database drive the same N: each starts with other workflows.
-      order: "shuffled" as const
+      description: SqlDriver.describePostgres(Redacted.value(url))
     }
   })
 
@@ -103,7 +100,6 @@ export const run = (options: OrchestrateOptions) =>
         boxes: options.boxes,
         concurrency: options.concurrency,
         model: options.model,
-        order: runner.order,
         onProgress: (progress) => Console.log(Orchestration.formatProgress(progress))
       })
       if (final.failed > 0) {

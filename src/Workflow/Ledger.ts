@@ -8,9 +8,14 @@
  * activity's result is stored: a crash in between replays the activity, which sends the same idempotency key, gets the
  * same box or response back, and writes the same row again (an upsert), so the ledger never misses one.
  *
- * Tables: `boxkit_workflow_boxes` (primary key `box_id`), `boxkit_workflow_responses` (primary key `response_id`) and
- * `boxkit_workflow_settings` (the database's `namespace`), created at start when missing. Times are epoch
- * milliseconds.
+ * It also keeps the webhook URL each submit sent (so that a submit run again sends the same body) and how each
+ * workflow that records it ended (so that every runner on the database sees which of its N are done, and the process
+ * that ran one learns it at once).
+ *
+ * Tables: `boxkit_workflow_boxes` (primary key `box_id`), `boxkit_workflow_responses` (primary key `response_id`),
+ * `boxkit_workflow_webhook_urls` (primary key `execution_id`, `activity`), `boxkit_workflow_finished` (primary key
+ * `execution_id`) and `boxkit_workflow_settings` (the database's `namespace`), created at start when missing. Times
+ * are epoch milliseconds.
  *
  * Source: issue 14 ("an ownership ledger and a reaper"); docs/decisions/0004-durable-orchestration.md.
  *
@@ -18,7 +23,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Clock, Effect, Layer } from "effect"
+import { WorkflowInstance } from "@effect/workflow/WorkflowEngine"
+import { Cause, Clock, Effect, Exit, Layer, Option, PubSub } from "effect"
 
 /**
  * A box a workflow owns: `box_id`, the owner's `workflow_name` and `execution_id`, `created_at` and `terminated_at`
@@ -52,6 +58,21 @@ export interface AwaitedResponse {
   readonly completed_at: number | null
 }
 
+/**
+ * How a workflow ended, as its last step recorded it ({@link Ledger} `recordFinished`): `outcome` `success` or
+ * `failure` (with the error's `message`), `finished_at` in epoch milliseconds.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface FinishedWorkflow {
+  readonly execution_id: string
+  readonly workflow_name: string
+  readonly outcome: "success" | "failure"
+  readonly message: string | null
+  readonly finished_at: number
+}
+
 const numberOf = (value: unknown): number => (typeof value === "bigint" ? Number(value) : Number(value))
 const nullableNumber = (value: unknown): number | null => (value === null || value === undefined ? null : numberOf(value))
 
@@ -61,6 +82,14 @@ const toOwnedBox = (row: any): OwnedBox => ({
   execution_id: String(row.execution_id),
   created_at: numberOf(row.created_at),
   terminated_at: nullableNumber(row.terminated_at)
+})
+
+const toFinishedWorkflow = (row: any): FinishedWorkflow => ({
+  execution_id: String(row.execution_id),
+  workflow_name: String(row.workflow_name),
+  outcome: row.outcome === "success" ? "success" : "failure",
+  message: row.message === null || row.message === undefined ? null : String(row.message),
+  finished_at: numberOf(row.finished_at)
 })
 
 const toAwaitedResponse = (row: any): AwaitedResponse => ({
@@ -96,6 +125,14 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
       ON CONFLICT (name) DO NOTHING`
     const namespaceRows = yield* sql`SELECT value FROM boxkit_workflow_settings WHERE name = 'namespace'`
     const namespace = String(namespaceRows[0].value)
+    yield* sql`CREATE TABLE IF NOT EXISTS boxkit_workflow_finished (
+      execution_id TEXT PRIMARY KEY,
+      workflow_name TEXT NOT NULL,
+      outcome TEXT NOT NULL,
+      message TEXT,
+      finished_at BIGINT NOT NULL
+    )`
+    const finishedHere = yield* PubSub.unbounded<FinishedWorkflow>()
     yield* sql`CREATE TABLE IF NOT EXISTS boxkit_workflow_webhook_urls (
       execution_id TEXT NOT NULL,
       activity TEXT NOT NULL,
@@ -149,6 +186,40 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
             VALUES (${responseId}, ${owner.workflowName}, ${owner.executionId}, ${token}, ${now}, NULL)
             ON CONFLICT (response_id) DO NOTHING`.pipe(Effect.asVoid)),
       /**
+       * Records how the execution ended (again: a no-op, the first record stays), then tells this process
+       * ({@link finishedHere}). Written by the workflow's last step (`recordingOutcome` of Orchestration.ts), after
+       * everything else it does.
+       */
+      recordFinished: (
+        owner: { readonly workflowName: string; readonly executionId: string },
+        outcome: "success" | "failure",
+        message: string | null
+      ) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          sql`INSERT INTO boxkit_workflow_finished (execution_id, workflow_name, outcome, message, finished_at)
+            VALUES (${owner.executionId}, ${owner.workflowName}, ${outcome}, ${message}, ${now})
+            ON CONFLICT (execution_id) DO NOTHING`.pipe(
+            Effect.zipRight(PubSub.publish(finishedHere, {
+              execution_id: owner.executionId,
+              workflow_name: owner.workflowName,
+              outcome,
+              message,
+              finished_at: now
+            })),
+            Effect.asVoid
+          )),
+      /** Every finished execution of `workflowName`, as recorded by any runner on this database. */
+      finished: (workflowName: string) =>
+        Effect.map(
+          sql`SELECT * FROM boxkit_workflow_finished WHERE workflow_name = ${workflowName}`,
+          (rows) => rows.map(toFinishedWorkflow)
+        ),
+      /**
+       * The executions recorded finished by this process, as they are recorded (subscribe before you read
+       * {@link finished}, so that none falls between the two).
+       */
+      finishedHere: finishedHere as PubSub.PubSub<FinishedWorkflow>,
+      /**
        * The webhook URL the submit activity `activity` of the execution sends: `url` (null: none) the first time, the
        * URL stored then on every later run (a request sent again with its key must have the same body).
        */
@@ -200,3 +271,28 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
  * @category Layers
  */
 export const layer: Layer.Layer<Ledger, SqlError, SqlClient.SqlClient> = Ledger.Default
+
+/**
+ * `body` (a workflow's steps) with its end recorded in the ledger as its last step (`recordFinished`): `success`, or
+ * `failure` with the error's message (a typed error's `message`, else the cause). A run that only stops here (it
+ * suspends to wait, or the runner stops it) records nothing; it ends later. Every runner on the database then sees
+ * that the execution ended (`finished`), and this process learns it at once (`finishedHere`).
+ *
+ * @since 0.1.0
+ * @category Workflows
+ */
+export const recordingOutcome = <A, E, R>(
+  body: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R | Ledger | WorkflowInstance> =>
+  Effect.flatMap(WorkflowInstance, (instance) =>
+    Effect.onExit(body, (exit) => {
+      if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return Effect.void
+      const owner = { workflowName: instance.workflow.name, executionId: instance.executionId }
+      const message = Exit.isSuccess(exit) ? null : Option.match(Cause.failureOption(exit.cause), {
+        onNone: () => Cause.pretty(exit.cause),
+        onSome: (error) =>
+          typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+      })
+      return Effect.flatMap(Ledger, (ledger) =>
+        Effect.orDie(ledger.recordFinished(owner, Exit.isSuccess(exit) ? "success" : "failure", message)))
+    }))

@@ -12,11 +12,14 @@
  *
  * @since 0.1.0
  */
+import * as ClusterSchema from "@effect/cluster/ClusterSchema"
+import { EntityId } from "@effect/cluster/EntityId"
+import * as Sharding from "@effect/cluster/Sharding"
 import * as Workflow from "@effect/workflow/Workflow"
-import { Chunk, Clock, Duration, Effect, Fiber, Metric, Random, Schedule, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Fiber, Metric, Option, PubSub, Queue, Schedule, Schema } from "effect"
 import { Apps } from "../Client/Apps.js"
 import * as BoxActivities from "./BoxActivities.js"
-import { Ledger } from "./Ledger.js"
+import { Ledger, recordingOutcome } from "./Ledger.js"
 import * as Reaper from "./Reaper.js"
 import * as ResponseActivities from "./ResponseActivities.js"
 
@@ -44,6 +47,8 @@ export const BoxJob = Workflow.make({
   name: "boxkit/orchestrate-box",
   payload: { namespace: Schema.String, index: Schema.Int, app_id: Schema.String, model: Schema.String },
   idempotencyKey: ({ index, namespace }) => `${namespace}/${index}`,
+  // Its end is learnt from the ledger (recordingOutcome): the run is sent again only now and then, as a fallback.
+  suspendedRetrySchedule: Schedule.exponential(Duration.seconds(5), 2).pipe(Schedule.union(Schedule.spaced(Duration.minutes(1)))),
   success: BoxJobResult,
   error: BoxActivities.ActivityError
 })
@@ -59,7 +64,7 @@ export const boxName = (index: number) => `orchestrate-${index}`
  * @category Layers
  */
 export const layerBoxJob = BoxJob.toLayer(({ app_id, index, model }) =>
-  Effect.gen(function*() {
+  recordingOutcome(Effect.gen(function*() {
     const created = yield* BoxActivities.createBoxCompensated(
       { name: boxName(index), app_id, image: { base: "debian" } },
       { awaitRunning: true }
@@ -71,7 +76,7 @@ export const layerBoxJob = BoxJob.toLayer(({ app_id, index, model }) =>
     })
     yield* BoxActivities.terminate(created.box_id)
     return { box_id: created.box_id, response_id: response.id, response_status: response.status }
-  })
+  }))
 )
 
 /**
@@ -110,17 +115,20 @@ export interface RunOptions {
   readonly progressInterval?: Duration.Duration
   /** How long a response may wait for its webhook before it is polled (default 5 s). */
   readonly pollGrace?: Duration.Duration
-  /**
-   * The order this process drives the workflows in: `index` (default) or `shuffled`, for several runners on one
-   * database, so that each starts with other workflows than the others (every runner still waits for all N).
-   */
-  readonly order?: "index" | "shuffled"
+  /** How often the ends of workflows run by other runners are read from the ledger (default 500 ms). */
+  readonly finishedPollInterval?: Duration.Duration
 }
 
 /**
  * Runs the N box workflows to the end (resuming those an earlier run started), with the response polling fallback
  * every second and one reaper pass at the end. Returns the final progress; workflows that failed are counted in
  * `failed` (their boxes compensated), not raised.
+ *
+ * How the N are driven ({@link drive}): this process starts, `concurrency` at a time, the workflows whose shard it
+ * holds (all of them on a single runner), and learns that one ended from its last step (the ledger's
+ * `finishedHere`), at once, instead of sending its run again on the engine's schedule; the others are run by the
+ * runners that hold their shards, and their ends are read from the ledger every `finishedPollInterval`. When a runner
+ * dies, its shards, and so its workflows, come to the others.
  *
  * @since 0.1.0
  * @category Running
@@ -166,18 +174,17 @@ export const run = (options: RunOptions) =>
       )
     )
     const started = yield* Clock.currentTimeMillis
-    const ordered = options.order === "shuffled" ? Chunk.toReadonlyArray(yield* Random.shuffle(payloads)) : payloads
-    yield* Effect.forEach(ordered, (payload) =>
-      BoxJob.execute(payload).pipe(
-        Effect.matchEffect({
-          onSuccess: () => Effect.sync(() => done++),
-          onFailure: (error) =>
-            Effect.zipRight(
-              Effect.sync(() => failed++),
-              Effect.logWarning(`workflow ${payload.index} failed: ${error.message}`)
-            )
-        })
-      ), { concurrency: options.concurrency ?? 16, discard: true })
+    yield* drive(payloads, {
+      concurrency: options.concurrency ?? 16,
+      finishedPollInterval: options.finishedPollInterval,
+      onEnd: (payload, outcome, message) =>
+        outcome === "success"
+          ? Effect.sync(() => done++)
+          : Effect.zipRight(
+            Effect.sync(() => failed++),
+            Effect.logWarning(`workflow ${payload.index} failed: ${message ?? "no message"}`)
+          )
+    })
     yield* Fiber.interrupt(poller)
     reaped = (yield* Reaper.reap([BoxJob])).length
     yield* Fiber.interrupt(reporter)
@@ -185,3 +192,85 @@ export const run = (options: RunOptions) =>
     yield* report(final)
     return { ...final, millis: (yield* Clock.currentTimeMillis) - started }
   })
+
+/**
+ * Runs the box workflows of `payloads` until every one has ended, as {@link run} describes; `onEnd` is called once per
+ * workflow with how it ended (`message`: the error's, for a failure). The workflows this process starts are also
+ * awaited through the engine (`BoxJob.execute`, on its slow schedule): the result of an execution that ended without
+ * recording it (one run by an older version) is still seen.
+ */
+const drive = (
+  payloads: ReadonlyArray<typeof BoxJob.payloadSchema.Type>,
+  options: {
+    readonly concurrency: number
+    readonly finishedPollInterval?: Duration.Duration | undefined
+    readonly onEnd: (
+      payload: typeof BoxJob.payloadSchema.Type,
+      outcome: "success" | "failure",
+      message: string | null
+    ) => Effect.Effect<void>
+  }
+) =>
+  Effect.scoped(Effect.gen(function*() {
+    const ledger = yield* Ledger
+    const sharding = yield* Effect.serviceOption(Sharding.Sharding)
+    const group = Context.get(BoxJob.annotations, ClusterSchema.ShardGroup)
+    const isHere = (executionId: string) =>
+      Option.match(sharding, {
+        onNone: () => true,
+        onSome: (sharding) =>
+          sharding.hasShardId(sharding.getShardId(EntityId.make(executionId), group(executionId as EntityId)))
+      })
+    const pollInterval = options.finishedPollInterval ?? Duration.millis(500)
+
+    const pending = new Map<string, typeof BoxJob.payloadSchema.Type>()
+    for (const payload of payloads) pending.set(yield* BoxJob.executionId(payload), payload)
+    const running = new Map<string, Fiber.RuntimeFiber<void>>()
+    const ended = yield* Queue.unbounded<{ readonly execution_id: string; readonly outcome: "success" | "failure"; readonly message: string | null }>()
+    const end = (executionId: string, outcome: "success" | "failure", message: string | null) =>
+      Effect.suspend(() => {
+        const payload = pending.get(executionId)
+        if (payload === undefined) return Effect.void
+        pending.delete(executionId)
+        const fiber = running.get(executionId)
+        running.delete(executionId)
+        return Effect.zipRight(
+          options.onEnd(payload, outcome, message),
+          fiber === undefined ? Effect.void : Fiber.interruptFork(fiber)
+        )
+      })
+
+    // Ends recorded by this process, as they come; then those recorded before (here or by other runners).
+    const here = yield* PubSub.subscribe(ledger.finishedHere)
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(here), (row) => Queue.offer(ended, row))))
+    const readRecorded = Effect.flatMap(
+      Effect.orDie(ledger.finished(BoxJob.name)),
+      (rows) => Effect.forEach(rows, (row) => end(row.execution_id, row.outcome, row.message), { discard: true })
+    )
+    yield* readRecorded
+
+    while (pending.size > 0) {
+      for (const [executionId, payload] of pending) {
+        if (running.size >= options.concurrency) break
+        if (running.has(executionId) || !isHere(executionId)) continue
+        const fiber = yield* Effect.forkScoped(
+          BoxJob.execute(payload).pipe(
+            Effect.matchEffect({
+              onSuccess: () => Queue.offer(ended, { execution_id: executionId, outcome: "success", message: null }),
+              onFailure: (error) => Queue.offer(ended, { execution_id: executionId, outcome: "failure", message: error.message })
+            }),
+            Effect.asVoid
+          )
+        )
+        running.set(executionId, fiber)
+      }
+      // Wait for an end here, or read the ends recorded elsewhere (and shards that came here) after a while.
+      const first = yield* Effect.timeout(Queue.take(ended), pollInterval).pipe(Effect.option)
+      if (Option.isSome(first)) {
+        yield* end(first.value.execution_id, first.value.outcome, first.value.message)
+        for (const row of yield* Queue.takeAll(ended)) yield* end(row.execution_id, row.outcome, row.message)
+      } else {
+        yield* readRecorded
+      }
+    }
+  }))
