@@ -7,7 +7,7 @@
  */
 import { layer } from "@effect/vitest"
 import * as Workflow from "@effect/workflow/Workflow"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, PubSub, Queue, Schema } from "effect"
 import { afterAll, expect } from "vitest"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -48,7 +48,23 @@ const CreatesRunning = Workflow.make({
   error: BoxActivities.ActivityError
 })
 
+/** Records its end in the ledger; fails when asked. */
+const RecordsEnd = Workflow.make({
+  name: "test/records-end",
+  payload: { name: Schema.String, fail: Schema.Boolean },
+  idempotencyKey: ({ name }) => name,
+  success: Schema.String,
+  error: BoxActivities.ActivityError
+})
+
 const workflows = Layer.mergeAll(
+  RecordsEnd.toLayer(({ fail, name }) =>
+    Ledger.recordingOutcome(
+      fail
+        ? Effect.fail(new BoxActivities.ActivityError({ operation: "test", type: "TestError", message: `${name} failed` }))
+        : Effect.succeed(name)
+    )
+  ),
   CreatesRunning.toLayer(({ app_id, base, name }) =>
     Effect.map(
       BoxActivities.createBoxCompensated({ name, app_id, image: { base } }, { awaitRunning: true }),
@@ -111,6 +127,22 @@ layer(services, { excludeTestServices: true, timeout: 60_000 })("boxkit/workflow
       expect(failed?.terminated_at).not.toBeNull()
       expect((yield* boxes.retrieve(failed!.box_id as never)).status).toBe("terminated")
     }))
+
+  it.effect("a workflow's end is recorded in the ledger and told to this process at once; a second run records nothing new", () =>
+    Effect.gen(function*() {
+      const ledger = yield* Ledger.Ledger
+      const told = yield* PubSub.subscribe(ledger.finishedHere)
+      expect(yield* RecordsEnd.execute({ name: "ends-well", fail: false })).toBe("ends-well")
+      yield* Effect.flip(RecordsEnd.execute({ name: "ends-badly", fail: true }))
+      expect(yield* RecordsEnd.execute({ name: "ends-well", fail: false })).toBe("ends-well")
+      const rows = yield* ledger.finished("test/records-end")
+      expect(rows.map((row) => [row.execution_id, row.outcome, row.message]).sort()).toEqual([
+        [yield* RecordsEnd.executionId({ name: "ends-badly", fail: true }), "failure", "ends-badly failed"],
+        [yield* RecordsEnd.executionId({ name: "ends-well", fail: false }), "success", null]
+      ].sort())
+      const heard = yield* Queue.takeAll(told)
+      expect([...heard].map((row) => row.outcome).sort()).toEqual(["failure", "success"])
+    }).pipe(Effect.scoped))
 
   it.effect("the ledger keeps the first webhook URL of a submit: a submit run again sends the same body", () =>
     Effect.gen(function*() {
