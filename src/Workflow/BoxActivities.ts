@@ -101,15 +101,17 @@ export interface ActivityOptions {
  * workflow, so that the box is terminated when the workflow fails.
  *
  * With `awaitRunning`, the same activity then waits until the box is `running` (as {@link awaitStatus}; `timeout`
- * default 60 s) and succeeds with that status: one step of the workflow instead of two, so one message fewer to
- * store and to replay. A box that fails to start (or does not within the timeout) is terminated and marked in the
- * ledger before the activity fails with {@link ActivityError} (`BoxFailedError`, `WaitTimeoutError`): no
- * compensation exists yet for a box whose activity failed.
+ * default 60 s) and succeeds with that status, and runs `setUp` with the box's id (for example a clipboard write;
+ * it must be safe to repeat: a crash before the activity's result is stored runs it again): one step of the
+ * workflow instead of several. Each step is a message the engine stores, and every step before a durable wait is
+ * replayed after it. A box that fails to start (or does not within the timeout), or whose `setUp` fails, is
+ * terminated and marked in the ledger before the activity fails with {@link ActivityError} (`BoxFailedError`,
+ * `WaitTimeoutError`, or the `setUp` error's tag): no compensation exists yet for a box whose activity failed.
  *
  * @since 0.1.0
  * @category Activities
  */
-export const createBox = (request: Box.CreateBoxRequest, options: CreateBoxOptions = {}) => {
+export const createBox = <R = never>(request: Box.CreateBoxRequest, options: CreateBoxOptions<R> = {}) => {
   const name = options.name ?? (options.awaitRunning ? "boxkit/create-box-running" : "boxkit/create-box")
   return Activity.make({
     name,
@@ -126,6 +128,7 @@ export const createBox = (request: Box.CreateBoxRequest, options: CreateBoxOptio
       yield* Effect.orDie(ledger.recordBox(yield* currentOwner, created.value.box_id))
       if (!options.awaitRunning) return created.value
       const running = yield* boxes.awaitStatus(created.value.box_id, "running", { timeout: options.timeout }).pipe(
+        Effect.tap((box) => options.setUp === undefined ? Effect.void : options.setUp(box.box_id)),
         Effect.mapError(toActivityError(name)),
         Effect.tapError(() => terminateNow(created.value.box_id))
       )
@@ -136,15 +139,16 @@ export const createBox = (request: Box.CreateBoxRequest, options: CreateBoxOptio
 
 /**
  * Options of {@link createBox}: the activity's `name` (default `boxkit/create-box`, or `boxkit/create-box-running`
- * with `awaitRunning`), whether to wait until the box is `running` in the same activity, and that wait's `timeout`
- * (default 60 s).
+ * with `awaitRunning`), whether to wait until the box is `running` in the same activity, that wait's `timeout`
+ * (default 60 s), and `setUp`, run in the same activity once the box runs (only with `awaitRunning`; safe to repeat).
  *
  * @since 0.1.0
  * @category Activities
  */
-export interface CreateBoxOptions extends ActivityOptions {
+export interface CreateBoxOptions<R = never> extends ActivityOptions {
   readonly awaitRunning?: boolean | undefined
   readonly timeout?: Duration.Duration | undefined
+  readonly setUp?: ((boxId: BoxId) => Effect.Effect<unknown, { readonly _tag: string; readonly message: string }, R>) | undefined
 }
 
 /**
@@ -171,7 +175,7 @@ export const terminateNow = (boxId: string) =>
  * @since 0.1.0
  * @category Activities
  */
-export const createBoxCompensated = (request: Box.CreateBoxRequest, options: CreateBoxOptions = {}) =>
+export const createBoxCompensated = <R = never>(request: Box.CreateBoxRequest, options: CreateBoxOptions<R> = {}) =>
   Effect.flatMap(WorkflowInstance, (instance) =>
     Workflow.withCompensation(
       createBox(request, options),

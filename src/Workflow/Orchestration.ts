@@ -18,6 +18,7 @@ import * as Sharding from "@effect/cluster/Sharding"
 import * as Workflow from "@effect/workflow/Workflow"
 import { Clock, Context, Duration, Effect, Fiber, Metric, Option, PubSub, Queue, Schedule, Schema } from "effect"
 import { Apps } from "../Client/Apps.js"
+import { Clipboard } from "../Client/Clipboard.js"
 import * as BoxActivities from "./BoxActivities.js"
 import { Ledger, recordingOutcome } from "./Ledger.js"
 import * as Reaper from "./Reaper.js"
@@ -65,11 +66,15 @@ export const boxName = (index: number) => `orchestrate-${index}`
  */
 export const layerBoxJob = BoxJob.toLayer(({ app_id, index, model }) =>
   recordingOutcome(Effect.gen(function*() {
+    // Created, running and its clipboard written in one step: every step before the response's wait is replayed
+    // after it (createBox `setUp`).
     const created = yield* BoxActivities.createBoxCompensated(
       { name: boxName(index), app_id, image: { base: "debian" } },
-      { awaitRunning: true }
+      {
+        awaitRunning: true,
+        setUp: (boxId) => Effect.flatMap(Clipboard, (clipboard) => clipboard.writeText(boxId, `orchestrated by boxkit: box ${index}`))
+      }
     )
-    yield* BoxActivities.writeClipboardText(created.box_id, `orchestrated by boxkit: box ${index}`)
     const response = yield* ResponseActivities.submitAndAwait({
       model,
       input: `Summarize the clipboard of box ${boxName(index)}.`

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Apps } from "../../src/Client/Apps.js"
 import { Boxes } from "../../src/Client/Boxes.js"
+import { Clipboard } from "../../src/Client/Clipboard.js"
 import * as BoxkitTesting from "../../src/testing.js"
 import { BoxActivities, Ledger, Reaper, Runner } from "../../src/workflow.js"
 
@@ -42,7 +43,7 @@ const LeavesBox = Workflow.make({
 /** Creates a box and waits until it runs, in one activity. */
 const CreatesRunning = Workflow.make({
   name: "test/creates-running",
-  payload: { app_id: Schema.String, name: Schema.String, base: Schema.String },
+  payload: { app_id: Schema.String, name: Schema.String, base: Schema.String, failSetUp: Schema.Boolean },
   idempotencyKey: ({ name }) => name,
   success: Schema.String,
   error: BoxActivities.ActivityError
@@ -65,9 +66,15 @@ const workflows = Layer.mergeAll(
         : Effect.succeed(name)
     )
   ),
-  CreatesRunning.toLayer(({ app_id, base, name }) =>
+  CreatesRunning.toLayer(({ app_id, base, failSetUp, name }) =>
     Effect.map(
-      BoxActivities.createBoxCompensated({ name, app_id, image: { base } }, { awaitRunning: true }),
+      BoxActivities.createBoxCompensated({ name, app_id, image: { base } }, {
+        awaitRunning: true,
+        setUp: (boxId) =>
+          failSetUp
+            ? Effect.fail({ _tag: "SetUpError", message: `could not set up ${boxId}` })
+            : Effect.flatMap(Clipboard, (clipboard) => clipboard.writeText(boxId, "set up"))
+      }),
       (created) => `${created.box_id} ${created.status}`
     )
   ),
@@ -112,20 +119,28 @@ layer(services, { excludeTestServices: true, timeout: 60_000 })("boxkit/workflow
       expect((yield* boxes.retrieve(kept as never)).status).toBe("running")
     }))
 
-  it.effect("a create that waits until the box runs succeeds running; a box that fails to start is terminated and the activity fails", () =>
+  it.effect("a create that waits until the box runs succeeds running; a box that fails to start or to be set up is terminated and the activity fails", () =>
     Effect.gen(function*() {
       const boxes = yield* Boxes
       const ledger = yield* Ledger.Ledger
       const app_id = yield* appId
-      const [boxId, status] = (yield* CreatesRunning.execute({ app_id, name: "runs-0", base: "debian" })).split(" ")
+      const [boxId, status] = (yield* CreatesRunning.execute({ app_id, name: "runs-0", base: "debian", failSetUp: false }))
+        .split(" ")
       expect(status).toBe("running")
       expect((yield* boxes.retrieve(boxId as never)).status).toBe("running")
-      const error = yield* Effect.flip(CreatesRunning.execute({ app_id, name: "fails-0", base: "boxkit/fail-to-start" }))
+      const error = yield* Effect.flip(
+        CreatesRunning.execute({ app_id, name: "fails-0", base: "boxkit/fail-to-start", failSetUp: false })
+      )
       expect(error.type).toBe("BoxFailedError")
       expect(error.operation).toBe("boxkit/create-box-running")
-      const failed = (yield* ledger.boxes).find((box) => box.workflow_name === "test/creates-running" && box.box_id !== boxId)
-      expect(failed?.terminated_at).not.toBeNull()
-      expect((yield* boxes.retrieve(failed!.box_id as never)).status).toBe("terminated")
+      const setUpError = yield* Effect.flip(CreatesRunning.execute({ app_id, name: "set-up-fails-0", base: "debian", failSetUp: true }))
+      expect(setUpError.type).toBe("SetUpError")
+      const others = (yield* ledger.boxes).filter((box) => box.workflow_name === "test/creates-running" && box.box_id !== boxId)
+      expect(others).toHaveLength(2)
+      for (const box of others) {
+        expect(box.terminated_at).not.toBeNull()
+        expect((yield* boxes.retrieve(box.box_id as never)).status).toBe("terminated")
+      }
     }))
 
   it.effect("a workflow's end is recorded in the ledger and told to this process at once; a second run records nothing new", () =>
