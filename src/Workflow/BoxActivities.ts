@@ -20,6 +20,7 @@
  * @since 0.1.0
  */
 import * as Activity from "@effect/workflow/Activity"
+import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as Workflow from "@effect/workflow/Workflow"
 import { WorkflowInstance } from "@effect/workflow/WorkflowEngine"
 import { Cause, Duration, Effect, Metric, Schema } from "effect"
@@ -28,6 +29,7 @@ import { Clipboard } from "../Client/Clipboard.js"
 import { Listeners } from "../Client/Listeners.js"
 import * as Box from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
+import * as ActivityTemplate from "./ActivityTemplate.js"
 import { Ledger } from "./Ledger.js"
 
 /**
@@ -111,13 +113,24 @@ export interface ActivityOptions {
  * @since 0.1.0
  * @category Activities
  */
-export const createBox = <R = never>(request: Box.CreateBoxRequest, options: CreateBoxOptions<R> = {}) => {
-  const name = options.name ?? (options.awaitRunning ? "boxkit/create-box-running" : "boxkit/create-box")
-  return Activity.make({
-    name,
-    success: Box.CreateBoxResponse,
-    error: ActivityError,
-    execute: Effect.gen(function*() {
+export const createBox = <R = never>(request: Box.CreateBoxRequest, options: CreateBoxOptions<R> = {}) =>
+  createBoxTemplate(
+    options.name ?? (options.awaitRunning ? "boxkit/create-box-running" : "boxkit/create-box"),
+    { request, options: options as CreateBoxOptions<unknown> }
+  ) as Effect.Effect<Box.CreateBoxResponse, ActivityError, R | ActivityContext>
+
+/** What every activity of this module needs from the workflow (the engine, the execution) and the toolkit. */
+type ActivityContext = WorkflowEngine | WorkflowInstance | Boxes | Clipboard | Listeners | Ledger
+
+const createBoxTemplate = ActivityTemplate.make({
+  key: "create-box",
+  success: Box.CreateBoxResponse,
+  error: ActivityError,
+  execute: (
+    { options, request }: { readonly request: Box.CreateBoxRequest; readonly options: CreateBoxOptions<unknown> },
+    name
+  ) =>
+    Effect.gen(function*() {
       const boxes = yield* Boxes
       const ledger = yield* Ledger
       const key = yield* idempotencyKey(name)
@@ -133,9 +146,8 @@ export const createBox = <R = never>(request: Box.CreateBoxRequest, options: Cre
         Effect.tapError(() => terminateNow(created.value.box_id))
       )
       return { box_id: running.box_id, status: running.status }
-    })
-  })
-}
+    }) as Effect.Effect<Box.CreateBoxResponse, ActivityError, Boxes | Ledger | WorkflowInstance>
+})
 
 /**
  * Options of {@link createBox}: the activity's `name` (default `boxkit/create-box`, or `boxkit/create-box-running`
@@ -205,15 +217,20 @@ export const awaitStatus = (
   target = "running",
   options: ActivityOptions & { readonly timeout?: Duration.Duration } = {}
 ) => {
-  const name = options.name ?? `boxkit/await-${target}`
-  return Activity.make({
-    name,
-    success: Box.Box,
-    error: ActivityError,
-    execute: Effect.flatMap(Boxes, (boxes) =>
-      Effect.mapError(boxes.awaitStatus(boxId, target, { timeout: options.timeout }), toActivityError(name)))
-  })
+  return awaitStatusTemplate(options.name ?? `boxkit/await-${target}`, { boxId, target, timeout: options.timeout })
 }
+
+const awaitStatusTemplate = ActivityTemplate.make({
+  key: "await-status",
+  success: Box.Box,
+  error: ActivityError,
+  execute: (
+    input: { readonly boxId: BoxId; readonly target: string; readonly timeout: Duration.Duration | undefined },
+    name
+  ) =>
+    Effect.flatMap(Boxes, (boxes) =>
+      Effect.mapError(boxes.awaitStatus(input.boxId, input.target, { timeout: input.timeout }), toActivityError(name)))
+})
 
 /**
  * Upgrades `boxId` with the execution-derived key. Succeeds with the upgrade result.
@@ -221,13 +238,15 @@ export const awaitStatus = (
  * @since 0.1.0
  * @category Activities
  */
-export const upgrade = (boxId: BoxId, options: ActivityOptions = {}) => {
-  const name = options.name ?? "boxkit/upgrade"
-  return Activity.make({
-    name,
-    success: Box.UpgradeResult,
-    error: ActivityError,
-    execute: Effect.gen(function*() {
+export const upgrade = (boxId: BoxId, options: ActivityOptions = {}) =>
+  upgradeTemplate(options.name ?? "boxkit/upgrade", boxId)
+
+const upgradeTemplate = ActivityTemplate.make({
+  key: "upgrade",
+  success: Box.UpgradeResult,
+  error: ActivityError,
+  execute: (boxId: BoxId, name) =>
+    Effect.gen(function*() {
       const boxes = yield* Boxes
       const key = yield* idempotencyKey(name)
       const answer = yield* boxes.upgrade(boxId, { idempotencyKey: key }).pipe(
@@ -236,8 +255,7 @@ export const upgrade = (boxId: BoxId, options: ActivityOptions = {}) => {
       )
       return answer.value
     })
-  })
-}
+})
 
 /**
  * Places `bytes` of `mediaType` (`text/plain` or `image/*`) on the clipboard of `boxId` (a replay writes the same
@@ -246,16 +264,17 @@ export const upgrade = (boxId: BoxId, options: ActivityOptions = {}) => {
  * @since 0.1.0
  * @category Activities
  */
-export const writeClipboard = (boxId: BoxId, bytes: Uint8Array, mediaType: string, options: ActivityOptions = {}) => {
-  const name = options.name ?? "boxkit/write-clipboard"
-  return Activity.make({
-    name,
-    success: Box.EmptyObject,
-    error: ActivityError,
-    execute: Effect.flatMap(Clipboard, (clipboard) =>
-      Effect.mapError(clipboard.write(boxId, bytes, mediaType), toActivityError(name)))
-  })
-}
+export const writeClipboard = (boxId: BoxId, bytes: Uint8Array, mediaType: string, options: ActivityOptions = {}) =>
+  writeClipboardTemplate(options.name ?? "boxkit/write-clipboard", { boxId, bytes, mediaType })
+
+const writeClipboardTemplate = ActivityTemplate.make({
+  key: "write-clipboard",
+  success: Box.EmptyObject,
+  error: ActivityError,
+  execute: (input: { readonly boxId: BoxId; readonly bytes: Uint8Array; readonly mediaType: string }, name) =>
+    Effect.flatMap(Clipboard, (clipboard) =>
+      Effect.mapError(clipboard.write(input.boxId, input.bytes, input.mediaType), toActivityError(name)))
+})
 
 /**
  * Places UTF-8 `text` on the clipboard of `boxId` ({@link writeClipboard} with `text/plain; charset=utf-8`).
@@ -278,13 +297,18 @@ export const publish = (
   guestPort: number,
   protocol: "http" | "tcp" = "http",
   options: ActivityOptions = {}
-) => {
-  const name = options.name ?? `boxkit/publish-${guestPort}`
-  return Activity.make({
-    name,
-    success: Box.Listener,
-    error: ActivityError,
-    execute: Effect.gen(function*() {
+) =>
+  publishTemplate(options.name ?? `boxkit/publish-${guestPort}`, { boxId, guestPort, protocol })
+
+const publishTemplate = ActivityTemplate.make({
+  key: "publish",
+  success: Box.Listener,
+  error: ActivityError,
+  execute: (
+    { boxId, guestPort, protocol }: { readonly boxId: BoxId; readonly guestPort: number; readonly protocol: "http" | "tcp" },
+    name
+  ) =>
+    Effect.gen(function*() {
       const listeners = yield* Listeners
       const boxes = yield* Boxes
       const published = listeners.publish(boxId, guestPort, protocol).pipe(
@@ -299,8 +323,7 @@ export const publish = (
       )
       return yield* Effect.mapError(published, toActivityError(name))
     })
-  })
-}
+})
 
 /**
  * Unpublishes `guestPort` of `boxId`; a port that is not published (a replay) counts as done. Succeeds with
@@ -309,19 +332,20 @@ export const publish = (
  * @since 0.1.0
  * @category Activities
  */
-export const unpublish = (boxId: BoxId, guestPort: number, options: ActivityOptions = {}) => {
-  const name = options.name ?? `boxkit/unpublish-${guestPort}`
-  return Activity.make({
-    name,
-    success: Box.UnpublishResult,
-    error: ActivityError,
-    execute: Effect.flatMap(Listeners, (listeners) =>
+export const unpublish = (boxId: BoxId, guestPort: number, options: ActivityOptions = {}) =>
+  unpublishTemplate(options.name ?? `boxkit/unpublish-${guestPort}`, { boxId, guestPort })
+
+const unpublishTemplate = ActivityTemplate.make({
+  key: "unpublish",
+  success: Box.UnpublishResult,
+  error: ActivityError,
+  execute: ({ boxId, guestPort }: { readonly boxId: BoxId; readonly guestPort: number }, name) =>
+    Effect.flatMap(Listeners, (listeners) =>
       listeners.unpublish(boxId, guestPort).pipe(
         Effect.catchTag("NotFoundError", () => Effect.succeed({ box_id: boxId, guest_port: guestPort })),
         Effect.mapError(toActivityError(name))
       ))
-  })
-}
+})
 
 /**
  * Pauses, resumes or puts `boxId` to sleep (`operation`). Succeeds with the box record.
@@ -329,15 +353,16 @@ export const unpublish = (boxId: BoxId, guestPort: number, options: ActivityOpti
  * @since 0.1.0
  * @category Activities
  */
-export const lifecycle = (operation: "pause" | "resume" | "sleep", boxId: BoxId, options: ActivityOptions = {}) => {
-  const name = options.name ?? `boxkit/${operation}`
-  return Activity.make({
-    name,
-    success: Box.Box,
-    error: ActivityError,
-    execute: Effect.flatMap(Boxes, (boxes) => Effect.mapError(boxes[operation](boxId), toActivityError(name)))
-  })
-}
+export const lifecycle = (operation: "pause" | "resume" | "sleep", boxId: BoxId, options: ActivityOptions = {}) =>
+  lifecycleTemplate(options.name ?? `boxkit/${operation}`, { operation, boxId })
+
+const lifecycleTemplate = ActivityTemplate.make({
+  key: "lifecycle",
+  success: Box.Box,
+  error: ActivityError,
+  execute: ({ boxId, operation }: { readonly operation: "pause" | "resume" | "sleep"; readonly boxId: BoxId }, name) =>
+    Effect.flatMap(Boxes, (boxes) => Effect.mapError(boxes[operation](boxId), toActivityError(name)))
+})
 
 /**
  * Terminates `boxId` and marks it terminated in the ledger. Succeeds with the box record.
@@ -345,18 +370,19 @@ export const lifecycle = (operation: "pause" | "resume" | "sleep", boxId: BoxId,
  * @since 0.1.0
  * @category Activities
  */
-export const terminate = (boxId: BoxId, options: ActivityOptions = {}) => {
-  const name = options.name ?? "boxkit/terminate"
-  return Activity.make({
-    name,
-    success: Box.Box,
-    error: ActivityError,
-    execute: Effect.gen(function*() {
+export const terminate = (boxId: BoxId, options: ActivityOptions = {}) =>
+  terminateTemplate(options.name ?? "boxkit/terminate", boxId)
+
+const terminateTemplate = ActivityTemplate.make({
+  key: "terminate",
+  success: Box.Box,
+  error: ActivityError,
+  execute: (boxId: BoxId, name) =>
+    Effect.gen(function*() {
       const boxes = yield* Boxes
       const ledger = yield* Ledger
       const box = yield* Effect.mapError(boxes.terminate(boxId), toActivityError(name))
       yield* Effect.orDie(ledger.markTerminated(boxId))
       return box
     })
-  })
-}
+})

@@ -129,7 +129,7 @@ export interface RunOptions {
  * every second and one reaper pass at the end. Returns the final progress; workflows that failed are counted in
  * `failed` (their boxes compensated), not raised.
  *
- * How the N are driven ({@link drive}): this process starts, `concurrency` at a time, the workflows whose shard it
+ * How the N are driven: this process starts, `concurrency` at a time, the workflows whose shard it
  * holds (all of them on a single runner), and learns that one ended from its last step (the ledger's
  * `finishedHere`), at once, instead of sending its run again on the engine's schedule; the others are run by the
  * runners that hold their shards, and their ends are read from the ledger every `finishedPollInterval`. When a runner

@@ -21,7 +21,6 @@
  *
  * @since 0.1.0
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as DurableDeferred from "@effect/workflow/DurableDeferred"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { Clock, Context, Duration, Effect, Exit, Option, type Redacted, Schema } from "effect"
@@ -35,6 +34,7 @@ import {
   idempotencyKey,
   toActivityError
 } from "./BoxActivities.js"
+import * as ActivityTemplate from "./ActivityTemplate.js"
 import { Ledger } from "./Ledger.js"
 
 /**
@@ -64,8 +64,20 @@ export class ResponseWebhook extends Context.Tag("boxkit/workflow/ResponseWebhoo
  * @since 0.1.0
  * @category Constructors
  */
-export const completion = (name: string) =>
-  DurableDeferred.make(name, { success: ModelResponse.ModelResponse, error: ActivityError })
+export const completion = (name: string) => {
+  let deferred = completions.get(name)
+  if (deferred === undefined) {
+    deferred = DurableDeferred.make(name, { success: ModelResponse.ModelResponse, error: ActivityError })
+    completions.set(name, deferred)
+  }
+  return deferred
+}
+
+// One deferred per name, made once (ActivityTemplate.ts: a new one would compile its result's decoder again).
+const completions = new Map<
+  string,
+  DurableDeferred.DurableDeferred<typeof ModelResponse.ModelResponse, typeof ActivityError>
+>()
 
 /**
  * Submits `request` as a background response and waits, durably, until it is finished (status `completed`,
@@ -83,33 +95,7 @@ export const submitAndAwait = (request: ResponseRequest, options: ActivityOption
     const name = options.name ?? "boxkit/response"
     const deferred = completion(name)
     const token = yield* DurableDeferred.token(deferred)
-    const submitName = `${name}/submit`
-    yield* Activity.make({
-      name: submitName,
-      success: ModelResponse.ModelResponse,
-      error: ActivityError,
-      execute: Effect.gen(function*() {
-        const responses = yield* Responses
-        const ledger = yield* Ledger
-        const hook = yield* Effect.serviceOption(ResponseWebhook)
-        const key = yield* idempotencyKey(submitName)
-        const owner = yield* currentOwner
-        const webhookUrl = yield* Effect.orDie(
-          ledger.webhookUrl(owner, submitName, Option.match(hook, { onNone: () => null, onSome: (hook) => hook.url }))
-        )
-        const submitted = yield* responses.submit(
-          { ...request, metadata: { ...request.metadata, [deferredTokenKey]: token } },
-          {
-            idempotencyKey: key,
-            completionWebhook: webhookUrl === null
-              ? undefined
-              : { url: webhookUrl, token: Option.getOrUndefined(Option.flatMap(hook, (hook) => Option.fromNullable(hook.token))) }
-          }
-        ).pipe(Effect.mapError(toActivityError(submitName)), Effect.flatMap(countReplayed))
-        yield* Effect.orDie(ledger.recordResponse(owner, submitted.value.id, token))
-        return submitted.value
-      })
-    })
+    yield* submitTemplate(`${name}/submit`, { request, token })
     const exit = yield* Effect.exit(DurableDeferred.await(deferred))
     // Recorded by the workflow too: the completer may have died between completing the wait and marking the row.
     const ledger = yield* Ledger
@@ -118,6 +104,35 @@ export const submitAndAwait = (request: ResponseRequest, options: ActivityOption
     )
     return yield* exit
   })
+
+/** The submit of {@link submitAndAwait}: the deferred's `token` in the metadata, recorded in the ledger. */
+const submitTemplate = ActivityTemplate.make({
+  key: "submit-response",
+  success: ModelResponse.ModelResponse,
+  error: ActivityError,
+  execute: ({ request, token }: { readonly request: ResponseRequest; readonly token: string }, submitName) =>
+    Effect.gen(function*() {
+      const responses = yield* Responses
+      const ledger = yield* Ledger
+      const hook = yield* Effect.serviceOption(ResponseWebhook)
+      const key = yield* idempotencyKey(submitName)
+      const owner = yield* currentOwner
+      const webhookUrl = yield* Effect.orDie(
+        ledger.webhookUrl(owner, submitName, Option.match(hook, { onNone: () => null, onSome: (hook) => hook.url }))
+      )
+      const submitted = yield* responses.submit(
+        { ...request, metadata: { ...request.metadata, [deferredTokenKey]: token } },
+        {
+          idempotencyKey: key,
+          completionWebhook: webhookUrl === null
+            ? undefined
+            : { url: webhookUrl, token: Option.getOrUndefined(Option.flatMap(hook, (hook) => Option.fromNullable(hook.token))) }
+        }
+      ).pipe(Effect.mapError(toActivityError(submitName)), Effect.flatMap(countReplayed))
+      yield* Effect.orDie(ledger.recordResponse(owner, submitted.value.id, token))
+      return submitted.value
+    })
+})
 
 /** Completes the wait of `token` with `exit` and marks the response completed in the ledger. */
 const complete = (
