@@ -228,15 +228,13 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
         activity: string,
         url: string | null
       ) =>
-        Effect.zipRight(
+        // One statement: on a conflict the row is "updated" to itself, so that RETURNING gives the stored URL.
+        Effect.map(
           sql`INSERT INTO boxkit_workflow_webhook_urls (execution_id, activity, url)
             VALUES (${owner.executionId}, ${activity}, ${url})
-            ON CONFLICT (execution_id, activity) DO NOTHING`,
-          Effect.map(
-            sql`SELECT url FROM boxkit_workflow_webhook_urls
-              WHERE execution_id = ${owner.executionId} AND activity = ${activity}`,
-            (rows) => (rows[0]?.url === null || rows[0]?.url === undefined ? null : String(rows[0].url))
-          )
+            ON CONFLICT (execution_id, activity) DO UPDATE SET url = boxkit_workflow_webhook_urls.url
+            RETURNING url`,
+          (rows) => (rows[0]?.url === null || rows[0]?.url === undefined ? null : String(rows[0].url))
         ),
       /** Marks `responseId` completed (keeps the first time). */
       markCompleted: (responseId: string) =>
