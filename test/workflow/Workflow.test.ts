@@ -7,7 +7,7 @@
  */
 import { layer } from "@effect/vitest"
 import * as Workflow from "@effect/workflow/Workflow"
-import { Effect, Layer, PubSub, Queue, Schema } from "effect"
+import { Cron, Effect, Layer, PubSub, Queue, Schedule, Schema } from "effect"
 import { afterAll, expect } from "vitest"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -44,6 +44,15 @@ const LeavesBox = Workflow.make({
 const CreatesRunning = Workflow.make({
   name: "test/creates-running",
   payload: { app_id: Schema.String, name: Schema.String, base: Schema.String, failSetUp: Schema.Boolean },
+  idempotencyKey: ({ name }) => name,
+  success: Schema.String,
+  error: BoxActivities.ActivityError
+})
+
+/** Creates a box and ends without terminating it (an orphan for the reaper's cron job). */
+const LeavesBoxForCron = Workflow.make({
+  name: "test/leaves-box-for-cron",
+  payload,
   idempotencyKey: ({ name }) => name,
   success: Schema.String,
   error: BoxActivities.ActivityError
@@ -90,7 +99,12 @@ const workflows = Layer.mergeAll(
   ),
   LeavesBox.toLayer(({ app_id, name }) =>
     Effect.map(BoxActivities.createBox({ name, app_id, image: { base: "debian" } }), (created) => created.box_id)
-  )
+  ),
+  LeavesBoxForCron.toLayer(({ app_id, name }) =>
+    Effect.map(BoxActivities.createBox({ name, app_id, image: { base: "debian" } }), (created) => created.box_id)
+  ),
+  // Every second; it reaps only the orphans of its own workflow, so that the other tests' boxes are theirs to judge.
+  Reaper.layerCron([LeavesBoxForCron], Cron.unsafeParse("* * * * * *"))
 )
 
 const services = workflows.pipe(
@@ -172,6 +186,19 @@ layer(services, { excludeTestServices: true, timeout: 60_000 })("boxkit/workflow
       expect(yield* ledger.webhookUrl(owner, "second/submit", null)).toBeNull()
       expect(yield* ledger.webhookUrl(owner, "second/submit", "http://127.0.0.1:3333/webhooks")).toBeNull()
       expect(yield* ledger.webhookUrl({ ...owner, executionId: "execution-2" }, "boxkit/response/submit", null)).toBeNull()
+    }))
+
+  it.effect("the reaper's cron job terminates the box of a workflow that ended, without being asked", () =>
+    Effect.gen(function*() {
+      const boxes = yield* Boxes
+      const app_id = yield* appId
+      const orphan = yield* LeavesBoxForCron.execute({ app_id, name: "cron-orphan-0", fail: false })
+      // Waits for the condition (the job runs every second, its messages read every second), at most 30 s.
+      yield* boxes.retrieve(orphan as never).pipe(
+        Effect.repeat({ until: (box) => box.status === "terminated", schedule: Schedule.spaced("200 millis") }),
+        Effect.timeout("30 seconds")
+      )
+      expect((yield* boxes.retrieve(orphan as never)).status).toBe("terminated")
     }))
 
   it.effect("the reaper terminates the box of a workflow that ended, and replays return the first box", () =>
