@@ -105,10 +105,14 @@ export const submitAndAwait = (request: ResponseRequest, options: ActivityOption
     return yield* exit
   })
 
-/** The submit of {@link submitAndAwait}: the deferred's `token` in the metadata, recorded in the ledger. */
+/**
+ * The submit of {@link submitAndAwait}: the deferred's `token` in the metadata, recorded in the ledger. Its stored
+ * result is the response's id only: the finished response comes from the wait, and a smaller result costs less to
+ * store and to read back on every replay.
+ */
 const submitTemplate = ActivityTemplate.make({
   key: "submit-response",
-  success: ModelResponse.ModelResponse,
+  success: Schema.Struct({ id: Schema.String }),
   error: ActivityError,
   execute: ({ request, token }: { readonly request: ResponseRequest; readonly token: string }, submitName) =>
     Effect.gen(function*() {
@@ -130,7 +134,7 @@ const submitTemplate = ActivityTemplate.make({
         }
       ).pipe(Effect.mapError(toActivityError(submitName)), Effect.flatMap(countReplayed))
       yield* Effect.orDie(ledger.recordResponse(owner, submitted.value.id, token))
-      return submitted.value
+      return { id: submitted.value.id }
     })
 })
 
