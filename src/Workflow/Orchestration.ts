@@ -16,7 +16,7 @@ import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import { EntityId } from "@effect/cluster/EntityId"
 import * as Sharding from "@effect/cluster/Sharding"
 import * as Workflow from "@effect/workflow/Workflow"
-import { Clock, Context, Duration, Effect, Fiber, Metric, Option, PubSub, Queue, Schedule, Schema } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Fiber, Metric, Option, PubSub, Queue, Schedule, Schema } from "effect"
 import { Apps } from "../Client/Apps.js"
 import { Clipboard } from "../Client/Clipboard.js"
 import * as BoxActivities from "./BoxActivities.js"
@@ -260,9 +260,19 @@ const drive = (
         if (running.has(executionId) || !isHere(executionId)) continue
         const fiber = yield* Effect.forkScoped(
           BoxJob.execute(payload).pipe(
-            Effect.matchEffect({
+            Effect.matchCauseEffect({
               onSuccess: () => Queue.offer(ended, { execution_id: executionId, outcome: "success", message: null }),
-              onFailure: (error) => Queue.offer(ended, { execution_id: executionId, outcome: "failure", message: error.message })
+              // A defect of the engine ends the workflow's wait as a failure (it would otherwise wait forever);
+              // the interruption of this wait (the workflow ended otherwise) is no end.
+              onFailure: (cause) =>
+                Cause.isInterruptedOnly(cause) ? Effect.void : Queue.offer(ended, {
+                  execution_id: executionId,
+                  outcome: "failure",
+                  message: Option.match(Cause.failureOption(cause), {
+                    onNone: () => Cause.pretty(cause),
+                    onSome: (error) => error.message
+                  })
+                })
             }),
             Effect.asVoid
           )
