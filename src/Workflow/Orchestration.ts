@@ -14,6 +14,7 @@
  */
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import { EntityId } from "@effect/cluster/EntityId"
+import type { ShardId } from "@effect/cluster/ShardId"
 import * as Sharding from "@effect/cluster/Sharding"
 import * as Workflow from "@effect/workflow/Workflow"
 import { Cause, Clock, Context, Duration, Effect, Fiber, Metric, Option, PubSub, Queue, Schedule, Schema } from "effect"
@@ -220,11 +221,19 @@ const drive = (
     const ledger = yield* Ledger
     const sharding = yield* Effect.serviceOption(Sharding.Sharding)
     const group = Context.get(BoxJob.annotations, ClusterSchema.ShardGroup)
+    // Shard of each execution, computed once (a hash of its id); whether it is held here is asked each time.
+    const shards = new Map<string, ShardId>()
     const isHere = (executionId: string) =>
       Option.match(sharding, {
         onNone: () => true,
-        onSome: (sharding) =>
-          sharding.hasShardId(sharding.getShardId(EntityId.make(executionId), group(executionId as EntityId)))
+        onSome: (sharding) => {
+          let shard = shards.get(executionId)
+          if (shard === undefined) {
+            shard = sharding.getShardId(EntityId.make(executionId), group(executionId as EntityId))
+            shards.set(executionId, shard)
+          }
+          return sharding.hasShardId(shard)
+        }
       })
     const pollInterval = options.finishedPollInterval ?? Duration.millis(500)
 
@@ -248,9 +257,18 @@ const drive = (
     // Ends recorded by this process, as they come; then those recorded before (here or by other runners).
     const here = yield* PubSub.subscribe(ledger.finishedHere)
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(here), (row) => Queue.offer(ended, row))))
+    /** Whether a workflow not yet ended is on another runner's shard (never, on a single runner). */
+    const someElsewhere = () => {
+      for (const executionId of pending.keys()) if (!isHere(executionId)) return true
+      return false
+    }
+    let lastRead = 0
     const readRecorded = Effect.flatMap(
       Effect.orDie(ledger.finished(BoxJob.name)),
-      (rows) => Effect.forEach(rows, (row) => end(row.execution_id, row.outcome, row.message), { discard: true })
+      (rows) =>
+        Effect.forEach(rows, (row) => end(row.execution_id, row.outcome, row.message), { discard: true }).pipe(
+          Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => (lastRead = now))))
+        )
     )
     yield* readRecorded
 
@@ -279,12 +297,14 @@ const drive = (
         )
         running.set(executionId, fiber)
       }
-      // Wait for an end here, or read the ends recorded elsewhere (and shards that came here) after a while.
+      // Wait for an end here; and every `pollInterval`, read the ends recorded elsewhere (workflows of other
+      // runners, and those started here whose shard moved away), and look again for shards that came here.
       const first = yield* Effect.timeout(Queue.take(ended), pollInterval).pipe(Effect.option)
       if (Option.isSome(first)) {
         yield* end(first.value.execution_id, first.value.outcome, first.value.message)
         for (const row of yield* Queue.takeAll(ended)) yield* end(row.execution_id, row.outcome, row.message)
-      } else {
+      }
+      if ((yield* Clock.currentTimeMillis) - lastRead >= Duration.toMillis(pollInterval) && someElsewhere()) {
         yield* readRecorded
       }
     }
