@@ -43,7 +43,7 @@ export const command = Command.make("orchestrate", {
   ),
   concurrency: Options.integer("concurrency").pipe(
     Options.withDefault(16),
-    Options.withDescription("Workflows running at once.")
+    Options.withDescription("Workflows this runner runs at once (each runner on one database runs this many).")
   ),
   model: Options.text("model").pipe(
     Options.withDefault("boxkit-local"),

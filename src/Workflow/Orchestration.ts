@@ -110,7 +110,7 @@ export const formatProgress = (progress: Progress): string =>
 export interface RunOptions {
   /** How many box workflows (indexes 0 to boxes - 1). */
   readonly boxes: number
-  /** Workflows at once (default 16). */
+  /** Workflows this process runs at once (default 16); with several runners on one database, each runs this many. */
   readonly concurrency?: number
   /** The app of the boxes, found or minted (default `orchestrate`). */
   readonly appName?: string
