@@ -15,7 +15,17 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import Module, { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { setFlagsFromString } from "node:v8"
 import { Script } from "node:vm"
+
+// `boxkit serve` holds less garbage between full collections: the old generation may grow 25% above what the last
+// one left, instead of V8's own factor (up to 4x for a small heap); docs/decisions/0005-serve-heap.md. Set here,
+// before the bundle is compiled, because V8's code cache records the flags it was made with. A
+// `--heap-growing-percent` given to node itself (its command line or NODE_OPTIONS) is kept.
+const nodeArguments = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)]
+if (process.argv[2] === "serve" && !nodeArguments.some((argument) => /^--heap[-_]growing[-_]percent/.test(argument))) {
+  setFlagsFromString("--heap-growing-percent=25")
+}
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const inCheckout = existsSync(join(root, ".git")) && existsSync(join(root, "scripts", "build.mjs"))

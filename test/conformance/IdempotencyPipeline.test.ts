@@ -2,11 +2,12 @@
  * The request pipeline's idempotency, driven directly with a controllable handler (spec: Create a box, "A server
  * error or a failure to record the answer can leave a key unsettled"; Limits / Idempotency rules): a 5xx, a failed
  * handler, an interrupted request and a failure to record each leave the key unsettled, and concurrent first
- * requests with one key never both execute.
+ * requests with one key never both execute. On SQLite (one writer) a create's claim is part of its unit of work:
+ * a second use of the key waits for the first and gets its answer replayed; a failed create keeps no claim.
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer, Ref } from "effect"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber, FiberId, Layer, Option, Ref } from "effect"
 import * as Idempotency from "../../src/Server/pipeline/Idempotency.js"
 import * as LocalService from "../../src/Server/LocalService.js"
 import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
@@ -14,6 +15,11 @@ import * as MemoryRepositories from "../../src/Server/state/MemoryRepositories.j
 import * as RequestPipeline from "../../src/Server/pipeline/RequestPipeline.js"
 import * as Admission from "../../src/Server/pipeline/Admission.js"
 import * as Transactions from "../../src/Server/state/Transactions.js"
+import * as SqlState from "../../src/Server/state/sql/SqlState.js"
+import Database from "libsql"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import * as Harness from "../support/Harness.js"
 
 const base = Layer.mergeAll(
@@ -36,6 +42,39 @@ const storeThatCannotRecord = Layer.effect(
 ).pipe(Layer.provide(Idempotency.layerMemory))
 
 const memory = Layer.provideMerge(Idempotency.layerMemory, base)
+
+/** A fresh data directory for each test that runs on SQLite (removed after the file's tests). */
+const dataDirectories: Array<string> = []
+afterAll(() => {
+  for (const directory of dataDirectories) rmSync(directory, { recursive: true, force: true })
+})
+
+/** The same services on a SQLite store in a fresh directory (its idempotency store and units of work). */
+const sqlite = (directory: string) =>
+  Layer.mergeAll(
+    Layer.effectDiscard(LocalService.applySeed(Harness.seed)),
+    Admission.layer
+  ).pipe(
+    Layer.provideMerge(SqlState.layerSqlite(directory, { client: Harness.sqliteClient })),
+    Layer.provideMerge(LocalServiceConfig.layer())
+  )
+
+/** A fresh directory for {@link sqlite}. */
+const freshDirectory = () => {
+  const directory = mkdtempSync(join(tmpdir(), "boxkit-pipeline-"))
+  dataDirectories.push(directory)
+  return directory
+}
+
+/** The idempotency keys committed to the database of `directory`, read by another connection. */
+const committedKeys = (directory: string) => {
+  const reader = new Database(join(directory, SqlState.databaseFileName))
+  try {
+    return reader.prepare("SELECT key FROM idempotency_keys").all([])
+  } finally {
+    reader.close()
+  }
+}
 const cannotRecord = Layer.provideMerge(storeThatCannotRecord, base)
 
 const createRequest = (key: string) =>
@@ -142,4 +181,53 @@ describe("idempotency in the request pipeline", () => {
       }
       expect(yield* Ref.get(executions)).toBe(1)
     }).pipe(Effect.provide(memory)))
+
+  it.live("on SQLite a create claims its key in its own unit of work: a second use waits for it and is replayed", () => {
+    const directory = freshDirectory()
+    // Opened at the end whatever happens, so that a failed expectation does not leave the first request held.
+    const gate = Deferred.unsafeMake<void>(FiberId.none)
+    return Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const executions = yield* Ref.make(0)
+      const handler = Effect.zipRight(
+        Ref.update(executions, (n) => n + 1),
+        Effect.zipRight(
+          Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(gate)),
+          HttpServerResponse.json({ ok: true }, { status: 201 })
+        )
+      )
+      const first = yield* Effect.fork(send(handler))
+      yield* Deferred.await(started)
+      // Nothing of the request is committed while it runs, its claim neither (one commit per request).
+      if (Harness.sqliteClient === "prepared") expect(committedKeys(directory)).toEqual([])
+      const second = yield* Effect.fork(send(handler))
+      // The first holds the store's writer: the second is not answered (no "in flight" 409) until the first ends.
+      for (let spins = 0; spins < 200; spins++) yield* Effect.yieldNow()
+      yield* Effect.sleep("20 millis")
+      expect(yield* Fiber.poll(second)).toEqual(Option.none())
+      yield* Deferred.succeed(gate, undefined)
+      const answered = yield* Fiber.join(first)
+      const replayed = yield* Fiber.join(second)
+      expect(answered.status).toBe(201)
+      expect(replayed.status).toBe(201)
+      expect(replayed.headers["idempotent-replayed"]).toBe("true")
+      expect(yield* Ref.get(executions)).toBe(1)
+      expect(committedKeys(directory)).toEqual([{ key: "k" }])
+    }).pipe(Effect.ensuring(Deferred.succeed(gate, undefined)), Effect.provide(sqlite(directory)))
+  })
+
+  it.live("on SQLite a failed create takes back its claim with its writes: the retry runs", () =>
+    Effect.gen(function*() {
+      const executions = yield* Ref.make(0)
+      const handler = Effect.flatMap(Ref.getAndUpdate(executions, (n) => n + 1), (n) =>
+        n === 0 ? Effect.die("boom") : HttpServerResponse.json({ ok: true }, { status: 201 }))
+      expect(Exit.isFailure(yield* Effect.exit(send(handler)))).toBe(true)
+      const store = yield* Idempotency.IdempotencyStore
+      expect(yield* store.size).toBe(0)
+      const retried = yield* send(handler)
+      expect(retried.status).toBe(201)
+      expect(retried.headers["idempotent-replayed"]).toBeUndefined()
+      expect(yield* Ref.get(executions)).toBe(2)
+      expect(yield* store.size).toBe(1)
+    }).pipe(Effect.provide(sqlite(freshDirectory()))))
 })

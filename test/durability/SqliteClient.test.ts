@@ -3,7 +3,8 @@
  * (`@effect/sql-libsql` over `@libsql/client`, SqlState.ts `client: "stock"`): the same statements give the same
  * answers and the same errors; what a statement or unit of work wrote is committed when it returns (another
  * connection reads it); a unit of work that fails, is interrupted or fails inside a savepoint takes back only its own
- * writes, also when it shares a commit with others.
+ * writes, also when it shares a commit with others. A statement runs in an `sql.execute` span only under a span
+ * (DirectStatements.ts), with the same answers either way.
  */
 import { LibsqlClient } from "@effect/sql-libsql"
 import { SqlClient } from "@effect/sql"
@@ -15,6 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as SqliteClient from "../../src/Server/state/sql/SqliteClient.js"
+import * as Capture from "../resilience/Capture.js"
 
 /** A fresh database file in a temporary directory (removed with the scope), in WAL mode as the store opens it. */
 const databaseFile = Effect.map(
@@ -121,7 +123,28 @@ describe("the SQLite client of the state store", () => {
       expect(committed(preparedFile, "SELECT id, note FROM items ORDER BY id")).toEqual(
         committed(stockFile, "SELECT id, note FROM items ORDER BY id")
       )
+      // Under a span the statements take @effect/sql's own path (DirectStatements.ts): the same answers.
+      const traced = yield* Effect.provide(Effect.withSpan(script, "traced"), prepared(yield* databaseFile))
+      expect(traced).toEqual(expected)
     }))
+
+  it.scoped("runs a statement in an sql.execute span under a span, and without one outside any span", () =>
+    withItems((sql) =>
+      Effect.gen(function*() {
+        const recorder = yield* Capture.make
+        yield* recorder.record(sql`INSERT INTO items (id) VALUES (${"untraced"})`)
+        yield* recorder.record(sql.withTransaction(sql`SELECT id FROM items WHERE id = ${"untraced"}`))
+        expect(recorder.spans.map((span) => span.name)).toEqual([])
+        const rows = yield* recorder.record(Effect.withSpan(sql`SELECT id FROM items WHERE id = ${"untraced"}`, "traced"))
+        expect(rows).toEqual([{ id: "untraced" }])
+        const executed = recorder.spans.filter((span) => span.name === "sql.execute")
+        expect(executed).toHaveLength(1)
+        expect(executed[0].attributes.get("db.query.text")).toBe("SELECT id FROM items WHERE id = ?")
+        expect(executed[0].parent._tag === "Some" && executed[0].parent.value.spanId).toBe(
+          recorder.spans.find((span) => span.name === "traced")?.spanId
+        )
+      })
+    ))
 
   it.scoped("returns from a statement and a unit of work only once their writes are committed", () =>
     withItems((sql, file) =>

@@ -170,10 +170,15 @@ export const make: Effect.Effect<
       ))
     }
     const claim = store.claim(principal.keyId, key, Idempotency.fingerprint(request.method, request.url, body))
-    return Effect.flatMap(
+    // One writer: the claim joins the request's unit of work (Transactions.ts `claimsInUnit`); a crash before its
+    // commit keeps neither the claim nor what the request made.
+    const claimInUnit = atomic && transactions.claimsInUnit
+    const answered = Effect.flatMap(
       Effect.either(claim),
-      (claimed) => claimed._tag === "Left" ? storeFailed(claimed.left) : answerClaim(claimed.right, inner, atomic)
+      (claimed) =>
+        claimed._tag === "Left" ? storeFailed(claimed.left) : answerClaim(claimed.right, inner, atomic && !claimInUnit)
     )
+    return claimInUnit ? transactions.atomically(answered) : answered
   }
 
   function storeFailed(error: Idempotency.IdempotencyStoreError) {

@@ -19,9 +19,17 @@ export class Transactions extends Context.Tag("boxkit/server/Transactions")<Tran
    * when it fails or is interrupted. A store failure while committing is a defect (the request answers 500).
    */
   readonly atomically: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * True when the idempotency claim of an atomic request may be made in the request's own unit of work (one commit
+   * per request instead of two): the store has one writer, so a concurrent use of the same key waits for the unit
+   * to end and then finds the key settled (SQLite, one process per data directory). False where instances share the
+   * store and a claim must be visible to the others while the request runs (PostgreSQL), and in memory.
+   */
+  readonly claimsInUnit: boolean
 }>() {}
 
 /** In memory: the effect as it is. */
 export const layerMemory: Layer.Layer<Transactions> = Layer.succeed(Transactions, {
-  atomically: (effect) => effect
+  atomically: (effect) => effect,
+  claimsInUnit: false
 })

@@ -89,7 +89,7 @@ const layerOver = (description: string, sole: boolean) => {
     tcpAddresses,
     responses,
     logs,
-    layerTransactions,
+    layerTransactions({ sole }),
     location,
     Layer.merge(SqlIdempotency.layer, layerDurableWork).pipe(Layer.provide(instances))
   )

@@ -117,15 +117,20 @@ export const layerDurableWork = Layer.effect(
   })
 )
 
-/** Units of work as SQL transactions (nested ones are savepoints); a failed commit is a defect. */
-export const layerTransactions = Layer.effect(
-  Transactions,
-  Effect.map(SqlClient.SqlClient, (sql) => ({
-    atomically: <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      Effect.catchIf(
-        sql.withTransaction(effect),
-        (error): error is SqlError.SqlError & E => error instanceof SqlError.SqlError,
-        (error) => Effect.die(error)
-      ) as Effect.Effect<A, E, R>
-  }))
-)
+/**
+ * Units of work as SQL transactions (nested ones are savepoints); a failed commit is a defect. `sole`: this instance
+ * is the store's only writer (SQLite), so claims may be made in a request's unit of work (`claimsInUnit`).
+ */
+export const layerTransactions = (options: { readonly sole: boolean }) =>
+  Layer.effect(
+    Transactions,
+    Effect.map(SqlClient.SqlClient, (sql) => ({
+      atomically: <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+        Effect.catchIf(
+          sql.withTransaction(effect),
+          (error): error is SqlError.SqlError & E => error instanceof SqlError.SqlError,
+          (error) => Effect.die(error)
+        ) as Effect.Effect<A, E, R>,
+      claimsInUnit: options.sole
+    }))
+  )

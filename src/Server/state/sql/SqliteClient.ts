@@ -13,6 +13,8 @@
  *   wrote is in the database file's log when it returns (as with autocommit), and it fails when that commit fails.
  *   Each unit of work runs under a savepoint of its own, so a unit that fails or is interrupted takes back only its
  *   own writes. One unit of work runs at a time; statements outside units wait for it to end.
+ * - **No wrapping per statement when untraced.** Outside a span a statement goes straight to the connection of its
+ *   fiber, without `@effect/sql`'s span and scope per statement (DirectStatements.ts); under a span it runs as stock.
  *
  * Values are read and bound as `@libsql/client` does with its default `intMode` "number": integers read as numbers (a
  * RangeError past 2^53), byte strings read as an `ArrayBuffer`, booleans bound as 0 or 1.
@@ -25,6 +27,7 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, type SqlConnection, SqlError, Statement } from "@effect/sql"
 import { Context, Deferred, Effect, Exit, FiberId, Layer, Option, type Scope, Stream } from "effect"
 import type LibsqlDatabase from "libsql"
+import * as DirectStatements from "./DirectStatements.js"
 
 /** How many prepared statements are kept (the service has about a hundred distinct statements). */
 export const statementCacheSize = 512
@@ -282,7 +285,7 @@ export const make = (
         return Effect.as(Deferred.await(joined.committed), f(outcome))
       })
 
-    const connectionOf = (run: typeof runNow): SqlConnection.Connection => {
+    const connectionRunning = (run: typeof runNow): SqlConnection.Connection => {
       const execute: SqlConnection.Connection["execute"] = (sql, params, transformRows) =>
         run(sql, params, transformRows === undefined ? objectsOf : (outcome) => transformRows(objectsOf(outcome)))
       return {
@@ -294,13 +297,15 @@ export const make = (
         executeStream: () => Stream.dieMessage("executeStream is not supported by the SQLite state store")
       }
     }
-    const inUnit = connectionOf(runNow)
-    const outside = connectionOf(runGrouped)
+    const inUnit = connectionRunning(runNow)
+    const outside = connectionRunning(runGrouped)
 
-    const acquirer = Effect.map(
-      Effect.serviceOption(CurrentUnit),
-      (unit) => Option.isSome(unit) && unit.value.open ? inUnit : outside
-    )
+    /** The connection of a fiber: in its unit of work while that is open, else outside any. */
+    const connectionOf = (context: Context.Context<never>) => {
+      const unit = Context.getOption(context, CurrentUnit)
+      return Option.isSome(unit) && unit.value.open ? inUnit : outside
+    }
+    const acquirer = Effect.map(Effect.context<never>(), connectionOf)
 
     /** A savepoint statement run in the current unit, as an effect that cannot fail (a failure is a defect). */
     const savepointStatement = (sql: string) => Effect.orDie(runNow(sql, [], () => undefined))
@@ -362,7 +367,7 @@ export const make = (
       compiler: Statement.makeCompilerSqlite(),
       spanAttributes: [["db.system.name", "sqlite"]]
     })
-    return Object.assign(client, { withTransaction }) as SqlClient.SqlClient
+    return DirectStatements.make(Object.assign(client, { withTransaction }) as SqlClient.SqlClient, connectionOf)
   })
 
 /** The client as the `SqlClient` service; the database is closed when the layer closes. */
