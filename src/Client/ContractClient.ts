@@ -172,12 +172,36 @@ const compilePath = (path: string): (params: Record<string, string>) => string =
  * The path of one endpoint of `api` (`group`.`endpoint`) as a function of its path parameters, e.g.
  * `pathOf(BoxServiceApi, "clipboard", "write")({ box_id })` is `/v1/boxes/<box_id>/clipboard`: for callers that send
  * the request themselves (a raw body) but take the URL from the contract. Dies when the endpoint does not exist.
+ * The contract is searched once per endpoint (reflecting the whole API costs more than a call), then the function is
+ * remembered.
  */
 export const pathOf = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, ApiError, ApiR>(
   api: HttpApi.HttpApi<ApiId, Groups, ApiError, ApiR>,
   group: string,
   endpoint: string
 ): (params: Record<string, string>) => string => {
+  let paths = pathsOf.get(api)
+  if (paths === undefined) {
+    paths = new Map()
+    pathsOf.set(api, paths)
+  }
+  let path = paths.get(`${group}.${endpoint}`)
+  if (path === undefined) {
+    path = findPath(api, group, endpoint)
+    paths.set(`${group}.${endpoint}`, path)
+  }
+  return path
+}
+
+/** The path functions found by {@link pathOf}, per contract and `group.endpoint`. */
+const pathsOf = new WeakMap<object, Map<string, (params: Record<string, string>) => string>>()
+
+/** The path of `group`.`endpoint` in `api`, compiled; throws when there is none. */
+const findPath = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, ApiError, ApiR>(
+  api: HttpApi.HttpApi<ApiId, Groups, ApiError, ApiR>,
+  group: string,
+  endpoint: string
+) => {
   let found: string | undefined
   HttpApi.reflect(api, {
     onGroup() {},

@@ -466,14 +466,8 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
      * The URL of endpoint `name` of `group` for `params` (each path parameter URL-encoded), on the group's address:
      * for requests built by hand ({@link operationRaw}).
      */
-    // The path function of each endpoint, found in the contract once (reflecting the whole API costs more than a call).
-    const paths = new Map<string, (params: Record<string, string>) => string>()
     const urlOf = <G extends GroupName>(group: G, name: EndpointName<G>, params: Record<string, string> = {}) => {
-      let path = paths.get(`${group}.${name}`)
-      if (path === undefined) {
-        path = ContractClient.pathOf(BoxServiceApi, group, name)
-        paths.set(`${group}.${name}`, path)
-      }
+      const path = ContractClient.pathOf(BoxServiceApi, group, name)
       const encoded: Record<string, string> = {}
       for (const key in params) encoded[key] = encodeURIComponent(params[key])
       return `${origin(apiUrlGroups.has(group) ? config.apiUrl : config.baseUrl)}${path(encoded)}`

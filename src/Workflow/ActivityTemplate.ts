@@ -28,20 +28,32 @@ export const make = <Input, Success extends Schema.Schema.Any, Error extends Sch
   readonly execute: (input: Input, name: string) => Effect.Effect<Success["Type"], Error["Type"], R>
 }) => {
   const CurrentInput = Context.GenericTag<{ readonly input: Input }>(`boxkit/workflow/ActivityTemplate/${options.key}`)
-  const make = (name: string) =>
+  const activityNamed = onePerName((name) =>
     Activity.make({
       name,
       success: options.success,
       error: options.error,
       execute: Effect.flatMap(CurrentInput, ({ input }) => options.execute(input, name))
     })
-  const made = new Map<string, ReturnType<typeof make>>()
-  return (name: string, input: Input) => {
-    let activity = made.get(name)
-    if (activity === undefined) {
-      activity = make(name)
-      made.set(name, activity)
+  )
+  return (name: string, input: Input) => Effect.provideService(activityNamed(name), CurrentInput, { input })
+}
+
+/**
+ * `make`, called once per name: the value made for a name is returned on every later call with it (for activities
+ * and `DurableDeferred`s, whose schemas are best made once).
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const onePerName = <A>(make: (name: string) => A): (name: string) => A => {
+  const made = new Map<string, A>()
+  return (name) => {
+    let value = made.get(name)
+    if (value === undefined) {
+      value = make(name)
+      made.set(name, value)
     }
-    return Effect.provideService(activity, CurrentInput, { input })
+    return value
   }
 }

@@ -117,10 +117,7 @@ export const createBox = <R = never>(request: Box.CreateBoxRequest, options: Cre
   createBoxTemplate(
     options.name ?? (options.awaitRunning ? "boxkit/create-box-running" : "boxkit/create-box"),
     { request, options: options as CreateBoxOptions<unknown> }
-  ) as Effect.Effect<Box.CreateBoxResponse, ActivityError, R | ActivityContext>
-
-/** What every activity of this module needs from the workflow (the engine, the execution) and the toolkit. */
-type ActivityContext = WorkflowEngine | WorkflowInstance | Boxes | Clipboard | Listeners | Ledger
+  ) as Effect.Effect<Box.CreateBoxResponse, ActivityError, R | Boxes | Ledger | WorkflowEngine | WorkflowInstance>
 
 const createBoxTemplate = ActivityTemplate.make({
   key: "create-box",
@@ -216,9 +213,7 @@ export const awaitStatus = (
   boxId: BoxId,
   target = "running",
   options: ActivityOptions & { readonly timeout?: Duration.Duration } = {}
-) => {
-  return awaitStatusTemplate(options.name ?? `boxkit/await-${target}`, { boxId, target, timeout: options.timeout })
-}
+) => awaitStatusTemplate(options.name ?? `boxkit/await-${target}`, { boxId, target, timeout: options.timeout })
 
 const awaitStatusTemplate = ActivityTemplate.make({
   key: "await-status",

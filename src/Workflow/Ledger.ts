@@ -187,7 +187,7 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
             ON CONFLICT (response_id) DO NOTHING`.pipe(Effect.asVoid)),
       /**
        * Records how the execution ended (again: a no-op, the first record stays), then tells this process
-       * ({@link finishedHere}). Written by the workflow's last step (`recordingOutcome` of Orchestration.ts), after
+       * ({@link finishedHere}). Written by the workflow's last step ({@link recordingOutcome}), after
        * everything else it does.
        */
       recordFinished: (
@@ -286,11 +286,21 @@ export const recordingOutcome = <A, E, R>(
     Effect.onExit(body, (exit) => {
       if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return Effect.void
       const owner = { workflowName: instance.workflow.name, executionId: instance.executionId }
-      const message = Exit.isSuccess(exit) ? null : Option.match(Cause.failureOption(exit.cause), {
-        onNone: () => Cause.pretty(exit.cause),
-        onSome: (error) =>
-          typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
-      })
+      const message = Exit.isSuccess(exit) ? null : failureMessage(exit.cause)
       return Effect.flatMap(Ledger, (ledger) =>
         Effect.orDie(ledger.recordFinished(owner, Exit.isSuccess(exit) ? "success" : "failure", message)))
     }))
+
+/**
+ * The `message` a failed workflow's end is recorded with: its typed error's `message` (or the error as text), else
+ * the whole cause (a defect), pretty-printed.
+ *
+ * @since 0.1.0
+ * @category Workflows
+ */
+export const failureMessage = (cause: Cause.Cause<unknown>): string =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => Cause.pretty(cause),
+    onSome: (error) =>
+      typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+  })

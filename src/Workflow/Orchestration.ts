@@ -21,7 +21,7 @@ import { Cause, Clock, Context, Duration, Effect, Fiber, Metric, Option, PubSub,
 import { Apps } from "../Client/Apps.js"
 import { Clipboard } from "../Client/Clipboard.js"
 import * as BoxActivities from "./BoxActivities.js"
-import { Ledger, recordingOutcome } from "./Ledger.js"
+import { failureMessage, Ledger, recordingOutcome } from "./Ledger.js"
 import * as Reaper from "./Reaper.js"
 import * as ResponseActivities from "./ResponseActivities.js"
 
@@ -283,14 +283,9 @@ const drive = (
               // A defect of the engine ends the workflow's wait as a failure (it would otherwise wait forever);
               // the interruption of this wait (the workflow ended otherwise) is no end.
               onFailure: (cause) =>
-                Cause.isInterruptedOnly(cause) ? Effect.void : Queue.offer(ended, {
-                  execution_id: executionId,
-                  outcome: "failure",
-                  message: Option.match(Cause.failureOption(cause), {
-                    onNone: () => Cause.pretty(cause),
-                    onSome: (error) => error.message
-                  })
-                })
+                Cause.isInterruptedOnly(cause)
+                  ? Effect.void
+                  : Queue.offer(ended, { execution_id: executionId, outcome: "failure", message: failureMessage(cause) })
             }),
             Effect.asVoid
           )

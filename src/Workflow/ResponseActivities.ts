@@ -59,25 +59,15 @@ export class ResponseWebhook extends Context.Tag("boxkit/workflow/ResponseWebhoo
 }>() {}
 
 /**
- * The deferred a wait named `name` completes with: the finished Model response, or an {@link ActivityError}.
+ * The deferred a wait named `name` completes with: the finished Model response, or an {@link ActivityError}. The
+ * same object for the same name (made once: a new one would compile its result's decoder again).
  *
  * @since 0.1.0
  * @category Constructors
  */
-export const completion = (name: string) => {
-  let deferred = completions.get(name)
-  if (deferred === undefined) {
-    deferred = DurableDeferred.make(name, { success: ModelResponse.ModelResponse, error: ActivityError })
-    completions.set(name, deferred)
-  }
-  return deferred
-}
-
-// One deferred per name, made once (ActivityTemplate.ts: a new one would compile its result's decoder again).
-const completions = new Map<
-  string,
-  DurableDeferred.DurableDeferred<typeof ModelResponse.ModelResponse, typeof ActivityError>
->()
+export const completion = ActivityTemplate.onePerName((name) =>
+  DurableDeferred.make(name, { success: ModelResponse.ModelResponse, error: ActivityError })
+)
 
 /**
  * Submits `request` as a background response and waits, durably, until it is finished (status `completed`,
