@@ -16,6 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as SqliteClient from "../../src/Server/state/sql/SqliteClient.js"
+import { rowsAffectedOf } from "../../src/Server/state/sql/Rows.js"
 import * as Capture from "../resilience/Capture.js"
 
 /** A fresh database file in a temporary directory (removed with the scope), in WAL mode as the store opens it. */
@@ -88,9 +89,10 @@ const script = Effect.gen(function*() {
   yield* keep(sql`INSERT INTO items (id, count) VALUES ('c', 9007199254740993)`)
   yield* keep(sql`SELECT id FROM items WHERE id = 'c'`)
   yield* keep(sql`SELECT * FROM items WHERE id = 'c'`)
-  yield* keep(sql`UPDATE items SET count = count + 1 WHERE id IN ('a', 'b')`.raw.pipe(
-    Effect.map((raw) => (raw as { rowsAffected: number }).rowsAffected)
-  ))
+  yield* keep(sql`UPDATE items SET count = count + 1 WHERE id IN ('a', 'b')`.raw.pipe(Effect.map(rowsAffectedOf)))
+  // The idempotency claim's shape: an insert that may do nothing, told by its count of changed rows.
+  yield* keep(sql`INSERT INTO items (id, count) VALUES (${"a"}, ${3}) ON CONFLICT DO NOTHING`.raw.pipe(Effect.map(rowsAffectedOf)))
+  yield* keep(sql`INSERT INTO items (id, count) VALUES (${"d"}, ${3}) ON CONFLICT DO NOTHING`.raw.pipe(Effect.map(rowsAffectedOf)))
   yield* keep(sql`SELECT id, count, flag, note, bytes FROM items WHERE id <> 'c' ORDER BY id`.pipe(
     Effect.map((rows) =>
       rows.map((row) => ({ ...row, bytes: row.bytes instanceof ArrayBuffer ? Array.from(new Uint8Array(row.bytes)) : row.bytes }))
@@ -134,6 +136,9 @@ describe("the SQLite client of the state store", () => {
         const recorder = yield* Capture.make
         yield* recorder.record(sql`INSERT INTO items (id) VALUES (${"untraced"})`)
         yield* recorder.record(sql.withTransaction(sql`SELECT id FROM items WHERE id = ${"untraced"}`))
+        expect(yield* recorder.record(sql`UPDATE items SET id = 'untraced' WHERE id = ${"untraced"}`.raw.pipe(
+          Effect.map(rowsAffectedOf)
+        ))).toBe(1)
         expect(recorder.spans.map((span) => span.name)).toEqual([])
         const rows = yield* recorder.record(Effect.withSpan(sql`SELECT id FROM items WHERE id = ${"untraced"}`, "traced"))
         expect(rows).toEqual([{ id: "untraced" }])

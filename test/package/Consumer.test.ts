@@ -108,7 +108,7 @@ describe("the installed package", { timeout: 240_000 }, () => {
     }
     expect(existsSync(join(installed, "dist", "boxkit.cjs"))).toBe(true)
     expect(existsSync(join(installed, "dist", "boxkit.cjs.map"))).toBe(true)
-    expect(Object.keys(manifest.dependencies ?? {})).toEqual(["find-my-way-ts"])
+    expect(Object.keys(manifest.dependencies ?? {})).toEqual(["find-my-way-ts", "uuid"])
     for (const tool of ["esbuild", "tsx", "typescript", "gpt-tokenizer", "@effect/cli"]) {
       expect(existsSync(join(project, "node_modules", tool)), tool).toBe(false)
     }

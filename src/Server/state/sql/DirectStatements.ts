@@ -10,7 +10,8 @@
  *   with a statement transformer set (`Statement.currentTransformer`), the stock path runs, span and all;
  * - else the statement is compiled and handed to the connection `connectionOf` picks for the fiber, without a span.
  *
- * `raw`, `values`, `stream` and the others run as stock.
+ * `raw` (a write's count of changed rows, read by Rows.ts `rowsAffectedOf`) runs the same way; `values`, `stream`
+ * and the others run as stock.
  *
  * Source: docs/decisions/0003-sqlite-client.md.
  *
@@ -55,17 +56,25 @@ export const make = (
 ): SqlClient.SqlClient => {
   const Stock = Object.getPrototypeOf(client.unsafe("SELECT 1")).constructor as StatementClass
 
+  /** Whether the fiber needs the stock path: a statement transformer is set, or a span is open. */
+  const needsStock = (fiber: FiberView) =>
+    fiber.getFiberRef(Statement.currentTransformer)._tag === "Some" ||
+    Context.getOption(fiber.currentContext, Tracer.ParentSpan)._tag === "Some"
+
   class Direct extends Stock {
     override commit(): Effect.Effect<ReadonlyArray<unknown>, unknown> {
       return Effect.withFiberRuntime((fiber: FiberView) => {
-        if (
-          fiber.getFiberRef(Statement.currentTransformer)._tag === "Some" ||
-          Context.getOption(fiber.currentContext, Tracer.ParentSpan)._tag === "Some"
-        ) {
-          return super.commit()
-        }
+        if (needsStock(fiber)) return super.commit()
         const [sql, params] = this.compile()
         return connectionOf(fiber.currentContext).execute(sql, params, this.transformRows)
+      })
+    }
+
+    override get raw(): Effect.Effect<unknown, SqlError.SqlError> {
+      return Effect.withFiberRuntime((fiber: FiberView) => {
+        if (needsStock(fiber)) return super.raw
+        const [sql, params] = this.compile()
+        return connectionOf(fiber.currentContext).executeRaw(sql, params)
       })
     }
   }

@@ -30,7 +30,8 @@ const schema = (bytes: string, sequenceKey: string): ReadonlyArray<string> => [
   `CREATE INDEX boxes_deadline ON boxes (deadline_millis) WHERE deadline_millis IS NOT NULL`,
   `CREATE INDEX boxes_creating ON boxes (created_at_millis) WHERE status = 'creating'`,
   `CREATE INDEX boxes_org ON boxes (org_id)`,
-  // What each organization holds (Quotas.ts), kept in step with boxes and responses by their repositories.
+  // What each organization holds (Quotas.ts): boxes and clipboard bytes kept in step by triggers on boxes (migration
+  // 2), response bytes by the responses repository.
   `CREATE TABLE org_usage (org_id TEXT PRIMARY KEY, active_boxes BIGINT NOT NULL DEFAULT 0,
     clipboard_bytes BIGINT NOT NULL DEFAULT 0, response_bytes BIGINT NOT NULL DEFAULT 0)`,
   `CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)`,
@@ -55,6 +56,61 @@ const schema = (bytes: string, sequenceKey: string): ReadonlyArray<string> => [
     round INTEGER NOT NULL, attempt INTEGER NOT NULL, round_started_at_millis BIGINT NOT NULL, owner TEXT)`
 ]
 
+/**
+ * What a row of `boxes` adds to its organization's usage: 1 active box unless terminated, and its clipboard's bytes.
+ * The triggers of migration 2 add it when a row is inserted, take the old row's off and add the new one's when a row
+ * changes, and take it off when a row is deleted, in the statement's own transaction. (Before migration 2 the
+ * repository ran the same arithmetic as statements of its own beside each change.)
+ */
+const boxUsageTriggers = {
+  sqlite: (): ReadonlyArray<string> => {
+    const active = (row: string) => `(${row}.status <> 'terminated')`
+    const bytes = (row: string) => `coalesce(length(${row}.clipboard), 0)`
+    const add = (boxes: string, clipboard: string, orgId: string) =>
+      `INSERT INTO org_usage (org_id, active_boxes, clipboard_bytes) VALUES (${orgId}, ${boxes}, ${clipboard})
+        ON CONFLICT (org_id) DO UPDATE SET active_boxes = active_boxes + excluded.active_boxes,
+          clipboard_bytes = clipboard_bytes + excluded.clipboard_bytes;`
+    return [
+      `CREATE TRIGGER boxes_usage_insert AFTER INSERT ON boxes
+        WHEN ${active("NEW")} OR ${bytes("NEW")} <> 0
+        BEGIN ${add(active("NEW"), bytes("NEW"), "NEW.org_id")} END`,
+      `CREATE TRIGGER boxes_usage_update AFTER UPDATE ON boxes
+        WHEN ${active("NEW")} <> ${active("OLD")} OR ${bytes("NEW")} <> ${bytes("OLD")}
+        BEGIN ${add(`${active("NEW")} - ${active("OLD")}`, `${bytes("NEW")} - ${bytes("OLD")}`, "NEW.org_id")} END`,
+      `CREATE TRIGGER boxes_usage_delete AFTER DELETE ON boxes
+        WHEN ${active("OLD")} OR ${bytes("OLD")} <> 0
+        BEGIN ${add(`-${active("OLD")}`, `-${bytes("OLD")}`, "OLD.org_id")} END`
+    ]
+  },
+  pg: (): ReadonlyArray<string> => [
+    `CREATE FUNCTION boxes_usage() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        boxes BIGINT := 0;
+        clipboard BIGINT := 0;
+        org TEXT;
+      BEGIN
+        IF TG_OP <> 'DELETE' THEN
+          boxes := boxes + (NEW.status <> 'terminated')::int;
+          clipboard := clipboard + coalesce(octet_length(NEW.clipboard), 0);
+          org := NEW.org_id;
+        END IF;
+        IF TG_OP <> 'INSERT' THEN
+          boxes := boxes - (OLD.status <> 'terminated')::int;
+          clipboard := clipboard - coalesce(octet_length(OLD.clipboard), 0);
+          org := OLD.org_id;
+        END IF;
+        IF boxes <> 0 OR clipboard <> 0 THEN
+          INSERT INTO org_usage (org_id, active_boxes, clipboard_bytes) VALUES (org, boxes, clipboard)
+            ON CONFLICT (org_id) DO UPDATE SET active_boxes = org_usage.active_boxes + excluded.active_boxes,
+              clipboard_bytes = org_usage.clipboard_bytes + excluded.clipboard_bytes;
+        END IF;
+        RETURN NULL;
+      END
+    $$`,
+    `CREATE TRIGGER boxes_usage AFTER INSERT OR UPDATE OR DELETE ON boxes FOR EACH ROW EXECUTE FUNCTION boxes_usage()`
+  ]
+}
+
 /** Every migration, by `<id>_<name>` (`Migrator.fromRecord`). */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_state": Effect.gen(function*() {
@@ -63,6 +119,11 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
       pg: () => schema("BYTEA", "BIGSERIAL PRIMARY KEY"),
       orElse: () => schema("BLOB", "INTEGER PRIMARY KEY AUTOINCREMENT")
     })
+    for (const statement of statements) yield* sql.unsafe(statement)
+  }),
+  "2_box_usage_triggers": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const statements = sql.onDialectOrElse({ pg: boxUsageTriggers.pg, orElse: boxUsageTriggers.sqlite })
     for (const statement of statements) yield* sql.unsafe(statement)
   })
 }

@@ -1,6 +1,7 @@
 /**
  * Reading the values of SQL rows the same way from SQLite (libsql) and PostgreSQL (pg): numbers (PostgreSQL answers
- * BIGINT as text), byte strings (libsql answers an ArrayBuffer, pg a Buffer) and nullable columns.
+ * BIGINT as text), byte strings (libsql answers an ArrayBuffer, pg a Buffer), nullable columns, and the rows a
+ * statement changed.
  *
  * @since 0.1.0
  */
@@ -23,3 +24,14 @@ export const bytesOf = (value: unknown): Uint8Array => {
 
 /** An integer column holding a flag (0 or 1). */
 export const flagOf = (value: unknown): boolean => numberOf(value) === 1
+
+/**
+ * The rows a write changed, from a statement's `raw` result: `rowsAffected` of the SQLite clients (ours and
+ * `@libsql/client`'s), `rowCount` of pg's.
+ */
+export const rowsAffectedOf = (raw: unknown): number => {
+  const result = raw as { readonly rowsAffected?: unknown; readonly rowCount?: unknown }
+  const count = result.rowsAffected ?? result.rowCount
+  if (count === undefined || count === null) throw new TypeError("the statement's result tells no count of changed rows")
+  return numberOf(count)
+}

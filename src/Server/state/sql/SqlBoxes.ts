@@ -33,12 +33,6 @@ const decode = (row: Row): BoxRecord => {
   }
 }
 
-/** 1 for a box that is not terminated (it counts against the `boxes` quota), else 0. */
-const active = (record: BoxRecord): number => record.status === "terminated" ? 0 : 1
-
-/** The bytes on a box's clipboard. */
-const clipboardBytes = (record: BoxRecord): number => record.clipboard?.bytes.byteLength ?? 0
-
 /** The characters LIKE treats specially, escaped with a backslash. */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (character) => `\\${character}`)
 
@@ -67,36 +61,24 @@ export const boxes = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const select = sql.literal("SELECT id, record, clipboard_media_type, clipboard FROM boxes")
-    /** Adds to an organization's usage (`org_usage`), in the transaction of the change that causes it. */
-    const count = (orgId: string, boxes: number, bytes: number) =>
-      boxes === 0 && bytes === 0
-        ? Effect.void
-        : sql`INSERT INTO org_usage (org_id, active_boxes, clipboard_bytes) VALUES (${orgId}, ${boxes}, ${bytes})
-            ON CONFLICT (org_id) DO UPDATE SET active_boxes = org_usage.active_boxes + ${boxes},
-              clipboard_bytes = org_usage.clipboard_bytes + ${bytes}`
-    /** Writes `next` over `current` (same id), with the usage it changes. */
+    /** Writes `next` over `current` (same id); the usage it changes follows by trigger (Migrations.ts). */
     const write = (next: BoxRecord, current: BoxRecord) =>
-      Effect.zipRight(
-        next.clipboard === current.clipboard
-          ? sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
-              record = ${documentOf(next)} WHERE id = ${next.id}`
-          : sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
-              record = ${documentOf(next)}, clipboard_media_type = ${next.clipboard?.mediaType ?? null},
-              clipboard = ${next.clipboard?.bytes ?? null} WHERE id = ${next.id}`,
-        count(next.orgId, active(next) - active(current), clipboardBytes(next) - clipboardBytes(current))
-      )
+      next.clipboard === current.clipboard
+        ? sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
+            record = ${documentOf(next)} WHERE id = ${next.id}`
+        : sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
+            record = ${documentOf(next)}, clipboard_media_type = ${next.clipboard?.mediaType ?? null},
+            clipboard = ${next.clipboard?.bytes ?? null} WHERE id = ${next.id}`
     const rows = (effect: Effect.Effect<ReadonlyArray<Row>, unknown>) =>
       Effect.map(Effect.orDie(effect), (found) => found.map(decode))
     return {
       get: (id) => Effect.map(rows(sql`${select} WHERE id = ${id}`), (found) => Option.fromNullable(found[0])),
+      // The organization's usage grows with the row, by trigger (Migrations.ts).
       insert: (record) =>
-        Effect.orDie(sql.withTransaction(Effect.zipRight(
-          sql`INSERT INTO boxes
-            (id, org_id, status, created_at_millis, deadline_millis, record, clipboard_media_type, clipboard)
-            VALUES (${record.id}, ${record.orgId}, ${record.status}, ${record.createdAtMillis}, ${deadlineOf(record)},
-              ${documentOf(record)}, ${record.clipboard?.mediaType ?? null}, ${record.clipboard?.bytes ?? null})`,
-          count(record.orgId, active(record), clipboardBytes(record))
-        ))),
+        Effect.orDie(sql`INSERT INTO boxes
+          (id, org_id, status, created_at_millis, deadline_millis, record, clipboard_media_type, clipboard)
+          VALUES (${record.id}, ${record.orgId}, ${record.status}, ${record.createdAtMillis}, ${deadlineOf(record)},
+            ${documentOf(record)}, ${record.clipboard?.mediaType ?? null}, ${record.clipboard?.bytes ?? null})`),
       update: (id, f) => modify(sql, sql`${select} WHERE id = ${id} ${forUpdate(sql)}`, decode, f, write),
       updateAll: (ids, f) =>
         ids.length === 0 ? Effect.void : Effect.orDie(sql.withTransaction(Effect.forEach(chunks(ids), (some) =>

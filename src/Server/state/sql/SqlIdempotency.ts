@@ -16,7 +16,7 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { LocalServiceConfig } from "../../LocalServiceConfig.js"
 import { type Claim, IdempotencyStore, IdempotencyStoreError, type RememberedAnswer } from "../../pipeline/Idempotency.js"
-import { bytesOf, flagOf, numberOf, numberOrNull } from "./Rows.js"
+import { bytesOf, flagOf, numberOf, numberOrNull, rowsAffectedOf } from "./Rows.js"
 import { Instances } from "./SqlWork.js"
 
 const storeError = (error: SqlError.SqlError) => new IdempotencyStoreError({ reason: error.message })
@@ -54,11 +54,13 @@ export const layer = Layer.scoped(
     const attempt = (scope: string, key: string, fingerprint: string, now: number) =>
       Effect.gen(function*() {
         const token = crypto.randomUUID()
+        // The count of inserted rows, not RETURNING: SQLite runs a RETURNING clause as a program of its own (the
+        // dearest statement of a create, docs/decisions/0003-sqlite-client.md).
         const inserted = yield* sql`INSERT INTO idempotency_keys
           (scope, key, fingerprint, token, owner, settled, expires_at_millis)
           VALUES (${scope}, ${key}, ${fingerprint}, ${token}, ${instances.id}, 0, ${now + retentionMillis})
-          ON CONFLICT (scope, key) DO NOTHING RETURNING token`
-        if (inserted.length === 1) return Option.some(started(scope, key, token))
+          ON CONFLICT (scope, key) DO NOTHING`.raw
+        if (rowsAffectedOf(inserted) === 1) return Option.some(started(scope, key, token))
         const rows = yield* sql`SELECT k.fingerprint, k.token, k.owner, k.settled, k.expires_at_millis, k.status,
             k.headers, k.body, i.heartbeat_at_millis
           FROM idempotency_keys k LEFT JOIN instances i ON i.id = k.owner
