@@ -147,9 +147,11 @@ export const buildCommand = async () => {
           build.onResolve({ filter: /TokenizerTables\.js$/ }, () => ({ path: tablesFromBundle, external: true }))
         }
       }, {
-        // Swagger UI's script and styles (about 2 MB of strings, needed only by the first GET /docs) stay outside
+        // Swagger UI's script and styles (about 3.7 MB of strings, needed only by the first GET /docs) stay outside
         // too: read from the installed @effect/platform (a peer dependency) when /docs is first asked for. Its
-        // module holds only those two strings, so no second copy of Effect's modules is loaded.
+        // module holds only those two strings, so no second copy of Effect's modules is loaded. Required on the
+        // first read of either string, not when the module is initialised: importing anything from the
+        // `@effect/platform` index initialises HttpApiSwagger too, which kept the strings on every command's heap.
         name: "swagger-ui-outside",
         setup(build) {
           build.onResolve({ filter: /^\.\/internal\/httpApiSwagger\.js$/ }, (args) =>
@@ -157,8 +159,11 @@ export const buildCommand = async () => {
           build.onLoad({ filter: /^swagger-ui$/, namespace: "outside" }, () => ({
             loader: "js",
             contents: "const { dirname, join } = require(\"node:path\")\n" +
-              "const platform = dirname(require.resolve(\"@effect/platform/package.json\"))\n" +
-              "module.exports = require(join(platform, \"dist\", \"cjs\", \"internal\", \"httpApiSwagger.js\"))\n"
+              "let strings\n" +
+              "const load = () => strings ??= require(join(dirname(require.resolve(\"@effect/platform/package.json\")), " +
+              "\"dist\", \"cjs\", \"internal\", \"httpApiSwagger.js\"))\n" +
+              "Object.defineProperty(exports, \"javascript\", { enumerable: true, get: () => load().javascript })\n" +
+              "Object.defineProperty(exports, \"css\", { enumerable: true, get: () => load().css })\n"
           }))
         }
       }],
