@@ -156,7 +156,9 @@ export class Boxes extends Context.Tag("boxkit/server/Boxes")<Boxes, {
   readonly update: (id: string, f: (record: BoxRecord) => BoxRecord) => Effect.Effect<Option.Option<BoxRecord>>
   /**
    * Applies `f` to each of the boxes `ids` that exist, all of them atomically (one unit of work: the boots due
-   * together, BoxRuntime.ts); ids of boxes that do not exist are skipped.
+   * together, BoxRuntime.ts), once per box however often its id is listed; ids of boxes that do not exist are
+   * skipped. `f` must have no effect of its own: a store may apply it to a record it holds, find the stored one
+   * changed, and apply it again to that (SqlBoxes.ts); only the result for the stored record is written.
    */
   readonly updateAll: (ids: ReadonlyArray<string>, f: (record: BoxRecord) => BoxRecord) => Effect.Effect<void>
   readonly list: Effect.Effect<ReadonlyArray<BoxRecord>>

@@ -9,7 +9,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { type BoxRecord, Boxes } from "../Repositories.js"
-import { bytesOf, numberOf, textOrNull } from "./Rows.js"
+import { bytesOf, numberOf, rowsAffectedOf, textOrNull } from "./Rows.js"
 import { forUpdate, modify } from "./SqlRepositories.js"
 
 type Row = Record<string, unknown>
@@ -55,39 +55,88 @@ const chunks = (ids: ReadonlyArray<string>): Array<ReadonlyArray<string>> => {
   return lists
 }
 
-/** Boxes in SQL. */
+/**
+ * How many boxes {@link boxes} remembers as inserted and not written since (the oldest forgotten first): the boots
+ * waiting for their time (150 ms at a few thousand creations per second) fit with room to spare.
+ */
+const rememberedInserts = 1024
+
+/**
+ * Boxes in SQL.
+ *
+ * The boxes this layer inserted and has not written since are remembered with the document it stored (at most
+ * {@link rememberedInserts}): `updateAll` (the boots due together, BoxRuntime.ts) writes over such a box with a
+ * compare-and-set on that document instead of reading the row back, and reads it back only when the row changed
+ * meanwhile (another write, another instance). `f` sees the same record either way.
+ */
 export const boxes = Layer.effect(
   Boxes,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const select = sql.literal("SELECT id, record, clipboard_media_type, clipboard FROM boxes")
+    /** Boxes inserted here and not written since, by id, with the document stored. */
+    const inserted = new Map<string, { readonly record: BoxRecord; readonly document: string }>()
+    const remember = (record: BoxRecord, document: string) => {
+      if (inserted.size >= rememberedInserts) inserted.delete(inserted.keys().next().value!)
+      inserted.set(record.id, { record, document })
+    }
     /** Writes `next` over `current` (same id); the usage it changes follows by trigger (Migrations.ts). */
-    const write = (next: BoxRecord, current: BoxRecord) =>
-      next.clipboard === current.clipboard
+    const write = (next: BoxRecord, current: BoxRecord) => {
+      inserted.delete(next.id)
+      return next.clipboard === current.clipboard
         ? sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
             record = ${documentOf(next)} WHERE id = ${next.id}`
         : sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
             record = ${documentOf(next)}, clipboard_media_type = ${next.clipboard?.mediaType ?? null},
             clipboard = ${next.clipboard?.bytes ?? null} WHERE id = ${next.id}`
+    }
+    /**
+     * Writes `f(known)` over a box remembered as inserted, if its row still holds the document stored then; false
+     * when it does not (or `f` changes the clipboard, whose columns the document does not hold): read it back.
+     */
+    const writeOverInserted = (id: string, f: (record: BoxRecord) => BoxRecord) => {
+      const known = inserted.get(id)
+      if (known === undefined) return Effect.succeed(false)
+      inserted.delete(id)
+      const next = f(known.record)
+      if (next === known.record || next.clipboard !== known.record.clipboard) return Effect.succeed(false)
+      return Effect.map(
+        sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
+          record = ${documentOf(next)} WHERE id = ${id} AND record = ${known.document}`.raw,
+        (raw) => rowsAffectedOf(raw) === 1
+      )
+    }
     const rows = (effect: Effect.Effect<ReadonlyArray<Row>, unknown>) =>
       Effect.map(Effect.orDie(effect), (found) => found.map(decode))
     return {
       get: (id) => Effect.map(rows(sql`${select} WHERE id = ${id}`), (found) => Option.fromNullable(found[0])),
       // The organization's usage grows with the row, by trigger (Migrations.ts).
-      insert: (record) =>
-        Effect.orDie(sql`INSERT INTO boxes
-          (id, org_id, status, created_at_millis, deadline_millis, record, clipboard_media_type, clipboard)
-          VALUES (${record.id}, ${record.orgId}, ${record.status}, ${record.createdAtMillis}, ${deadlineOf(record)},
-            ${documentOf(record)}, ${record.clipboard?.mediaType ?? null}, ${record.clipboard?.bytes ?? null})`),
+      insert: (record) => {
+        const document = documentOf(record)
+        return Effect.orDie(Effect.map(
+          sql`INSERT INTO boxes
+            (id, org_id, status, created_at_millis, deadline_millis, record, clipboard_media_type, clipboard)
+            VALUES (${record.id}, ${record.orgId}, ${record.status}, ${record.createdAtMillis}, ${deadlineOf(record)},
+              ${document}, ${record.clipboard?.mediaType ?? null}, ${record.clipboard?.bytes ?? null})`,
+          // A unit of work taken back after the insert leaves a remembered box with no row: its write finds none.
+          () => remember(record, document)
+        ))
+      },
       update: (id, f) => modify(sql, sql`${select} WHERE id = ${id} ${forUpdate(sql)}`, decode, f, write),
       updateAll: (ids, f) =>
-        ids.length === 0 ? Effect.void : Effect.orDie(sql.withTransaction(Effect.forEach(chunks(ids), (some) =>
-          Effect.flatMap(sql`${select} WHERE id IN ${sql.in(some)} ${forUpdate(sql)}`, (found) =>
-            Effect.forEach(found, (row) => {
-              const current = decode(row)
-              const next = f(current)
-              return next === current ? Effect.void : write(next, current)
-            }, { discard: true })), { discard: true }))),
+        ids.length === 0 ? Effect.void : Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+          const unread: Array<string> = []
+          for (const id of new Set(ids)) {
+            if (!(yield* writeOverInserted(id, f))) unread.push(id)
+          }
+          yield* Effect.forEach(chunks(unread), (some) =>
+            Effect.flatMap(sql`${select} WHERE id IN ${sql.in(some)} ${forUpdate(sql)}`, (found) =>
+              Effect.forEach(found, (row) => {
+                const current = decode(row)
+                const next = f(current)
+                return next === current ? Effect.void : write(next, current)
+              }, { discard: true })), { discard: true })
+        }))),
       list: rows(sql`${select} ORDER BY created_at_millis, id`),
       expired: (nowMillis) =>
         rows(sql`${select} WHERE deadline_millis IS NOT NULL AND deadline_millis <= ${nowMillis}`),
