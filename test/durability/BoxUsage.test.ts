@@ -8,19 +8,13 @@
  * Source: docs/ASSUMPTIONS.md "Quotas" and "Durable state".
  */
 import { Migrator, SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
-import Database from "libsql"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { Effect, Layer, Option } from "effect"
 import * as Repositories from "../../src/Server/state/Repositories.js"
 import { migrations } from "../../src/Server/state/sql/Migrations.js"
 import { boxes as sqlBoxes } from "../../src/Server/state/sql/SqlBoxes.js"
-import * as SqliteClient from "../../src/Server/state/sql/SqliteClient.js"
 import { storedBox } from "../support/Fixtures.js"
-import { testDatabase } from "../support/Postgres.js"
+import * as SqlClients from "../support/SqlClients.js"
 
 /** Runs the migrations whose id is at most `upTo`. */
 const migrate = (upTo: number) =>
@@ -30,26 +24,11 @@ const migrate = (upTo: number) =>
     )
   })
 
-/** A SQLite client on a fresh temporary directory (removed with the layer). */
-const sqlite = Layer.unwrapScoped(Effect.map(
-  Effect.acquireRelease(
-    Effect.sync(() => mkdtempSync(join(tmpdir(), "boxkit-usage-"))),
-    (directory) => Effect.sync(() => rmSync(directory, { recursive: true, force: true }))
-  ),
-  (directory) => SqliteClient.layer(() => new Database(join(directory, "boxkit.db")))
-))
-
-/** A PostgreSQL client on a fresh database of the test server. */
-const postgres = Layer.unwrapScoped(Effect.map(
-  testDatabase,
-  (url) => PgClient.layer({ url: Redacted.make(url), maxConnections: 2 })
-))
-
 const clipboard = (text: string) => ({ mediaType: "text/plain", bytes: new TextEncoder().encode(text) })
 
 const usageOf = (orgId: string) => Effect.flatMap(Repositories.Boxes, (boxes) => boxes.usage(orgId))
 
-describe.each([["SQLite", sqlite], ["PostgreSQL", postgres]] as const)("org_usage in %s", (_, client) => {
+describe.each([["SQLite", SqlClients.sqlite], ["PostgreSQL", SqlClients.postgres]] as const)("org_usage in %s", (_, client) => {
   const store = sqlBoxes.pipe(
     Layer.provideMerge(Layer.effectDiscard(migrate(Number.MAX_SAFE_INTEGER))),
     Layer.provideMerge(client),

@@ -7,34 +7,21 @@
  * update.
  */
 import { Migrator, SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
-import Database from "libsql"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { Effect, Layer, Option } from "effect"
 import * as MemoryRepositories from "../../src/Server/state/MemoryRepositories.js"
 import * as Repositories from "../../src/Server/state/Repositories.js"
 import { migrations } from "../../src/Server/state/sql/Migrations.js"
 import { boxes as sqlBoxes } from "../../src/Server/state/sql/SqlBoxes.js"
-import * as SqliteClient from "../../src/Server/state/sql/SqliteClient.js"
 import { storedBox } from "../support/Fixtures.js"
-import { testDatabase } from "../support/Postgres.js"
+import * as SqlClients from "../support/SqlClients.js"
 
 /** SQLite boxes in a fresh temporary directory (removed with the layer), after the migrations. */
-const sqlite = Layer.unwrapScoped(Effect.map(
-  Effect.acquireRelease(
-    Effect.sync(() => mkdtempSync(join(tmpdir(), "boxkit-update-all-"))),
-    (directory) => Effect.sync(() => rmSync(directory, { recursive: true, force: true }))
-  ),
-  (directory) =>
-    sqlBoxes.pipe(
-      Layer.provide(Layer.effectDiscard(Migrator.make({})({ loader: Migrator.fromRecord(migrations) }))),
-      Layer.provide(SqliteClient.layer(() => new Database(join(directory, "boxkit.db")))),
-      Layer.orDie
-    )
-))
+const sqlite = sqlBoxes.pipe(
+  Layer.provide(Layer.effectDiscard(Migrator.make({})({ loader: Migrator.fromRecord(migrations) }))),
+  Layer.provide(SqlClients.sqlite),
+  Layer.orDie
+)
 
 const booted = (record: Repositories.BoxRecord): Repositories.BoxRecord =>
   record.status === "creating" ? { ...record, status: "running", bootCount: record.bootCount + 1 } : record
@@ -73,20 +60,7 @@ const overClient = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
     Layer.orDie
   )
 
-const sqliteClient = Layer.unwrapScoped(Effect.map(
-  Effect.acquireRelease(
-    Effect.sync(() => mkdtempSync(join(tmpdir(), "boxkit-update-all-"))),
-    (directory) => Effect.sync(() => rmSync(directory, { recursive: true, force: true }))
-  ),
-  (directory) => SqliteClient.layer(() => new Database(join(directory, "boxkit.db")))
-))
-
-const postgresClient = Layer.unwrapScoped(Effect.map(
-  testDatabase,
-  (url) => PgClient.layer({ url: Redacted.make(url), maxConnections: 2 })
-))
-
-describe.each([["SQLite", sqliteClient], ["PostgreSQL", postgresClient]] as const)(
+describe.each([["SQLite", SqlClients.sqlite], ["PostgreSQL", SqlClients.postgres]] as const)(
   "Boxes.updateAll over boxes inserted here, in %s",
   (_, client) => {
     it.scoped("reads back a box whose row changed since its insert: f sees the stored record", () =>
