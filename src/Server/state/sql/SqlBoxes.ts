@@ -67,7 +67,8 @@ const rememberedInserts = 1024
  * The boxes this layer inserted and has not written since are remembered with the document it stored (at most
  * {@link rememberedInserts}): `updateAll` (the boots due together, BoxRuntime.ts) writes over such a box with a
  * compare-and-set on that document instead of reading the row back, and reads it back only when the row changed
- * meanwhile (another write, another instance). `f` sees the same record either way.
+ * meanwhile (another write, another instance). `f` then runs on the remembered record and again on the stored one;
+ * only the stored record's result is written (the Boxes interface asks `f` to have no effect of its own).
  */
 export const boxes = Layer.effect(
   Boxes,
@@ -127,7 +128,7 @@ export const boxes = Layer.effect(
         ids.length === 0 ? Effect.void : Effect.orDie(sql.withTransaction(Effect.gen(function*() {
           const unread: Array<string> = []
           for (const id of new Set(ids)) {
-            if (!(yield* writeOverInserted(id, f))) unread.push(id)
+            if (!inserted.has(id) || !(yield* writeOverInserted(id, f))) unread.push(id)
           }
           yield* Effect.forEach(chunks(unread), (some) =>
             Effect.flatMap(sql`${select} WHERE id IN ${sql.in(some)} ${forUpdate(sql)}`, (found) =>
