@@ -36,14 +36,15 @@ export interface Usage {
   readonly stored_bytes: number
 }
 
-/** Fails with `quota_exceeded_error` code `boxes` when `activeBoxes` is already at the quota. */
-export const checkBoxes = (quotas: QuotaSettings, activeBoxes: number): Effect.Effect<void, ApiError.QuotaExceededError> =>
-  activeBoxes < quotas.boxes
-    ? Effect.void
-    : Effect.fail(ApiError.make.quotaExceeded(
-      `The organization has ${activeBoxes} boxes that are not terminated, its quota of ${quotas.boxes}: terminate one first.`,
-      "boxes"
-    ))
+/**
+ * The `quota_exceeded_error` code `boxes` for an organization that holds `activeBoxes` boxes not terminated. The
+ * count is checked by the store as it inserts the box (`Boxes.insertWithinQuota`), after the request's own checks.
+ */
+export const boxesExceeded = (quotas: QuotaSettings, activeBoxes: number): ApiError.QuotaExceededError =>
+  ApiError.make.quotaExceeded(
+    `The organization has ${activeBoxes} boxes that are not terminated, its quota of ${quotas.boxes}: terminate one first.`,
+    "boxes"
+  )
 
 /** Fails with `quota_exceeded_error` code `background_responses` when `inFlight` is already at the quota. */
 export const checkBackgroundResponses = (

@@ -29,6 +29,22 @@ describe("quotas per organization", () => {
       expect((yield* C.post("/v1/boxes", C.boxBody({ name: "q3" }))).status).toBe(201)
     })))
 
+  it.effect("boxes: the request's own checks come first; a refused create gives back the tcp address it took", () =>
+    C.withService({ quotas: { boxes: 1, backgroundResponses: 1000, storedBytes: 1 << 30 } })(Effect.gen(function*() {
+      const first = yield* C.createBox({ name: "q1" })
+      // Over the quota, a create that fails its own checks gets their answer (the quota is checked at the insert).
+      C.expectError(yield* C.post("/v1/boxes", C.boxBody({ app_id: "app_missing" })), 404, "not_found_error")
+      const tcp = { ingress_ports: [{ guest_port: 5432, protocol: "tcp" }] }
+      expectQuota(yield* C.post("/v1/boxes", C.boxBody({ name: "q2", ...tcp })), "boxes")
+      expect(organization(yield* C.state, "org_acme").usage.boxes).toBe(1)
+      expect((yield* C.post(`/v1/boxes/${first}/terminate`, undefined)).status).toBe(200)
+      // The address the refused create took is the one the next tcp listener gets, as if it had never been taken.
+      const created = yield* C.post("/v1/boxes", C.boxBody({ name: "q2", ...tcp }))
+      expect(created.status).toBe(201)
+      const listeners = (yield* C.boxState(created.json.box_id)).listeners
+      expect(listeners[0].address).toBe("tcp.boxes.localhost:20000")
+    })))
+
   it.effect("stored bytes: a clipboard write or a response that would pass the quota is refused", () =>
     C.withService({ quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 64 * 1024 } })(Effect.gen(function*() {
       const boxId = yield* C.runningBox()

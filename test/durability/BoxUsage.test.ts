@@ -3,13 +3,15 @@
  * PostgreSQL, kept by the triggers of migration 2 (Migrations.ts): a box inserted, changed (its clipboard written or
  * cleared, terminated) or deleted counts at once, in the statement's own transaction; a change that fails leaves the
  * usage as it was; and a store made before the triggers (migration 1 only, usage counted by the repository) keeps
- * counting from where it was once migrated.
+ * counting from where it was once migrated. The boxes quota is checked in the insert itself (`insertWithinQuota`), in
+ * memory and in both databases.
  *
  * Source: docs/ASSUMPTIONS.md "Quotas" and "Durable state".
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
+import * as MemoryRepositories from "../../src/Server/state/MemoryRepositories.js"
 import * as Repositories from "../../src/Server/state/Repositories.js"
 import { migrations } from "../../src/Server/state/sql/Migrations.js"
 import { boxes as sqlBoxes } from "../../src/Server/state/sql/SqlBoxes.js"
@@ -93,4 +95,29 @@ describe.each([["SQLite", SqlClients.sqlite], ["PostgreSQL", SqlClients.postgres
       yield* boxes.update("sb_old", (record) => ({ ...record, status: "terminated" }))
       expect(yield* boxes.usage("org")).toEqual({ activeBoxes: 2, clipboardBytes: 4 })
     }).pipe(Effect.provide(Layer.orDie(client))))
+})
+
+describe.each([
+  ["memory", MemoryRepositories.boxesMemory],
+  ["SQLite", sqlBoxes.pipe(Layer.provideMerge(Layer.effectDiscard(migrate(Number.MAX_SAFE_INTEGER))), Layer.provideMerge(SqlClients.sqlite), Layer.orDie)],
+  ["PostgreSQL", sqlBoxes.pipe(Layer.provideMerge(Layer.effectDiscard(migrate(Number.MAX_SAFE_INTEGER))), Layer.provideMerge(SqlClients.postgres), Layer.orDie)]
+] as const)("insertWithinQuota in %s (the boxes quota, checked as the box is inserted)", (_, store) => {
+  it.scoped("inserts while the organization holds fewer boxes than the quota, then refuses and writes nothing", () =>
+    Effect.gen(function*() {
+      const boxes = yield* Repositories.Boxes
+      expect(yield* boxes.insertWithinQuota(storedBox("sb_1"), 2)).toBe(true)
+      // Terminated boxes and other organizations' boxes do not count.
+      yield* boxes.insert(storedBox("sb_gone", { status: "terminated" }))
+      yield* boxes.insert(storedBox("sb_other", { orgId: "org_other" }))
+      expect(yield* boxes.insertWithinQuota(storedBox("sb_2", { maxLifetimeSeconds: 60, createdAtMillis: 1_764_000_000_000 }), 2)).toBe(true)
+      expect(yield* boxes.insertWithinQuota(storedBox("sb_3"), 2)).toBe(false)
+      expect(yield* boxes.get("sb_3")).toEqual(Option.none())
+      expect(yield* usageOf("org")).toEqual({ activeBoxes: 2, clipboardBytes: 0 })
+      // What was inserted reads back as it was given.
+      expect(Option.getOrThrow(yield* boxes.get("sb_2"))).toEqual(storedBox("sb_2", { maxLifetimeSeconds: 60, createdAtMillis: 1_764_000_000_000 }))
+      // A termination frees a place.
+      yield* boxes.update("sb_1", (record) => ({ ...record, status: "terminated" }))
+      expect(yield* boxes.insertWithinQuota(storedBox("sb_3"), 2)).toBe(true)
+      expect(yield* boxes.insertWithinQuota(storedBox("sb_x", { orgId: "org_new" }), 0)).toBe(false)
+    }).pipe(Effect.provide(store)))
 })

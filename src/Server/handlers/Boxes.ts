@@ -91,7 +91,6 @@ export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
       Effect.gen(function*() {
         const principal = yield* Principal
         const orgId = yield* requireOrganization(principal)
-        yield* Quotas.checkBoxes(config.quotas, (yield* boxes.usage(orgId)).activeBoxes)
         const visibility = payload.visibility ?? "org"
         if (visibility === "private" && principal.userId === null) {
           return yield* Effect.fail(ApiError.make.permission("Creating a private box needs a user-scoped API key."))
@@ -201,7 +200,13 @@ export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
           terminalSizes: noTerminalSizes,
           bootCount: 0
         }
-        yield* boxes.insert(record)
+        if (!(yield* boxes.insertWithinQuota(record, config.quotas.boxes))) {
+          // Refused by the boxes quota: what the request took is given back, and nothing else was written.
+          for (const listener of listeners) {
+            if (listener.protocol === "tcp") yield* tcpAddresses.release(orgId, listener.address)
+          }
+          return yield* Effect.fail(Quotas.boxesExceeded(config.quotas, (yield* boxes.usage(orgId)).activeBoxes))
+        }
         yield* runtime.boot(boxId)
         return { box_id: BoxId.make(boxId, true), status: record.status }
       })

@@ -151,6 +151,11 @@ export const boxesMemory = Layer.sync(Boxes, () => {
     if (record.status !== "terminated") usage.activeBoxes += sign
     usage.clipboardBytes += sign * (record.clipboard?.bytes.byteLength ?? 0)
   }
+  const insertNow = (record: BoxRecord) => {
+    store.map.set(record.id, record)
+    index(record)
+    count(record, 1)
+  }
   /** Applies `f` to box `id` now; undefined when it does not exist. */
   const updateNow = (id: string, f: (record: BoxRecord) => BoxRecord): BoxRecord | undefined => {
     const current = store.map.get(id)
@@ -166,11 +171,12 @@ export const boxesMemory = Layer.sync(Boxes, () => {
   }
   return {
     get: store.get,
-    insert: (record) =>
+    insert: (record) => Effect.sync(() => insertNow(record)),
+    insertWithinQuota: (record, maxActiveBoxes) =>
       Effect.sync(() => {
-        store.map.set(record.id, record)
-        index(record)
-        count(record, 1)
+        if ((usages.get(record.orgId)?.activeBoxes ?? 0) >= maxActiveBoxes) return false
+        insertNow(record)
+        return true
       }),
     update: (id, f) => Effect.sync(() => Option.fromNullable(updateNow(id, f))),
     updateAll: (ids, f) =>

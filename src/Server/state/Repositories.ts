@@ -152,6 +152,12 @@ export const noTerminalSizes: BoxRecord["terminalSizes"] = Object.freeze({})
 export class Boxes extends Context.Tag("boxkit/server/Boxes")<Boxes, {
   readonly get: (id: string) => Effect.Effect<Option.Option<BoxRecord>>
   readonly insert: (record: BoxRecord) => Effect.Effect<void>
+  /**
+   * Inserts `record` (a new box: not terminated, no clipboard) unless its organization already holds
+   * `maxActiveBoxes` boxes that are not terminated; the count and the insert are one step (one statement in SQL).
+   * True when inserted; false when refused, and then nothing is written. Source: docs/ASSUMPTIONS.md "Quotas".
+   */
+  readonly insertWithinQuota: (record: BoxRecord, maxActiveBoxes: number) => Effect.Effect<boolean>
   /** Applies `f` atomically; None when the box does not exist. */
   readonly update: (id: string, f: (record: BoxRecord) => BoxRecord) => Effect.Effect<Option.Option<BoxRecord>>
   /**

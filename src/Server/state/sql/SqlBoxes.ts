@@ -123,6 +123,24 @@ export const boxes = Layer.effect(
           () => remember(record, document)
         ))
       },
+      // The count and the insert in one statement: a separate read of the usage cost a statement per create.
+      // `INSERT ... SELECT` binds untyped values in PostgreSQL as text, hence the casts of the number columns.
+      insertWithinQuota: (record, maxActiveBoxes) => {
+        if (record.clipboard !== null) return Effect.dieMessage("insertWithinQuota: a new box has no clipboard")
+        const document = documentOf(record)
+        return Effect.orDie(Effect.map(
+          sql`INSERT INTO boxes (id, org_id, status, created_at_millis, deadline_millis, record)
+            SELECT ${record.id}, ${record.orgId}, ${record.status}, CAST(${record.createdAtMillis} AS BIGINT),
+              CAST(${deadlineOf(record)} AS BIGINT), ${document}
+            WHERE COALESCE((SELECT active_boxes FROM org_usage WHERE org_id = ${record.orgId}), 0) < ${maxActiveBoxes}`
+            .raw,
+          (raw) => {
+            if (rowsAffectedOf(raw) !== 1) return false
+            remember(record, document)
+            return true
+          }
+        ))
+      },
       update: (id, f) => modify(sql, sql`${select} WHERE id = ${id} ${forUpdate(sql)}`, decode, f, write),
       updateAll: (ids, f) =>
         ids.length === 0 ? Effect.void : Effect.orDie(sql.withTransaction(Effect.gen(function*() {
