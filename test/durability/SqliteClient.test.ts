@@ -105,6 +105,22 @@ const script = Effect.gen(function*() {
     yield* Effect.either(sql.withTransaction(Effect.zipRight(sql`UPDATE items SET note = 'inner' WHERE id = 'b'`, Effect.fail("inner"))))
     return yield* sql`SELECT id, note FROM items WHERE id IN ('a', 'b') ORDER BY id`
   })))
+  // One place in the source run again and again, with plain values and with a fragment among them: the SQL of a
+  // template of plain values is compiled once (DirectStatements.ts), the others each time; all as the stock client.
+  const find = (first: unknown, second: unknown) =>
+    sql`SELECT id, count FROM items WHERE id = ${first} OR id = ${second} ORDER BY id`
+  const values: Array<readonly [unknown, unknown]> = [
+    ["a", "b"],
+    ["b", "zzz"],
+    [sql.literal("'c'"), "a"],
+    ["a", sql.literal("'d'")],
+    ["d", "d"],
+    [sql`${"b"}`, "a"]
+  ]
+  for (const [first, second] of values) {
+    answers.push(find(first, second).compile())
+    yield* keep(find(first, second))
+  }
   yield* keep(sql`SELECT count(*) AS count FROM items`)
   yield* keep(sql`SELECT nothing FROM items`)
   return answers
@@ -118,10 +134,10 @@ describe("the SQLite client of the state store", () => {
       const expected = yield* Effect.provide(script, stock(stockFile))
       const actual = yield* Effect.provide(script, prepared(preparedFile))
       expect(actual).toEqual(expected)
-      // The script reached what it is meant to compare: rows returned, and five refusals (a duplicate key, an
-      // integer past 2^53 read twice, a failed unit of work, an unknown column).
+      // The script reached what it is meant to compare: rows returned, and six refusals (a duplicate key, an
+      // integer past 2^53 read three times, a failed unit of work, an unknown column).
       expect(expected).toContainEqual([{ id: "a", count: 1 }])
-      expect(expected.filter((answer) => typeof answer === "object" && answer !== null && "error" in answer)).toHaveLength(5)
+      expect(expected.filter((answer) => typeof answer === "object" && answer !== null && "error" in answer)).toHaveLength(6)
       expect(committed(preparedFile, "SELECT id, note FROM items ORDER BY id")).toEqual(
         committed(stockFile, "SELECT id, note FROM items ORDER BY id")
       )

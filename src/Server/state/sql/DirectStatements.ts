@@ -13,6 +13,11 @@
  * `raw` (a write's count of changed rows, read by Rows.ts `rowsAffectedOf`) runs the same way; `values`, `stream`
  * and the others run as stock.
  *
+ * A template whose values are all plain parameters compiles to the same SQL each time it runs: its SQL is compiled
+ * by `@effect/sql` the first time and kept by the template's strings, and later statements of it give that SQL and
+ * their values without compiling (the same text each time, which SqliteClient.ts also finds its prepared statement
+ * by). A statement with a fragment, a helper or an identifier among its values is compiled as usual.
+ *
  * Source: docs/decisions/0003-sqlite-client.md.
  *
  * @since 0.1.0
@@ -29,8 +34,9 @@ interface StatementFields {
   readonly transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
 }
 
-type StatementInstance = Statement.Statement<unknown> & StatementFields & {
+type StatementInstance = Omit<Statement.Statement<unknown>, "compile"> & StatementFields & {
   commit(): Effect.Effect<ReadonlyArray<unknown>, unknown>
+  compile(withoutTransform?: boolean): readonly [sql: string, params: ReadonlyArray<unknown>]
 }
 type StatementClass = new(
   segments: StatementFields["segments"],
@@ -44,6 +50,23 @@ type StatementClass = new(
 interface FiberView {
   readonly currentContext: Context.Context<never>
   getFiberRef<A>(fiberRef: FiberRef.FiberRef<A>): A
+}
+
+/**
+ * True when `segments` are the template's strings and `args`, each a plain parameter, in order (no fragment, helper or
+ * identifier among the values): then the statement's SQL depends on its template alone.
+ */
+const onlyParameters = (segments: ReadonlyArray<Statement.Segment>, args: ReadonlyArray<unknown>): boolean => {
+  let next = 0
+  for (const segment of segments) {
+    if (segment._tag === "Parameter") {
+      if (next >= args.length || segment.value !== args[next]) return false
+      next++
+    } else if (segment._tag !== "Literal" || segment.params !== undefined) {
+      return false
+    }
+  }
+  return next === args.length
 }
 
 /**
@@ -62,6 +85,13 @@ export const make = (
     Context.getOption(fiber.currentContext, Tracer.ParentSpan)._tag === "Some"
 
   class Direct extends Stock {
+    /** What `compile` gives, when it is known without compiling (see {@link make}'s template tag). */
+    compiled: readonly [sql: string, params: ReadonlyArray<unknown>] | undefined = undefined
+
+    override compile(withoutTransform?: boolean): readonly [sql: string, params: ReadonlyArray<unknown>] {
+      return this.compiled ?? super.compile(withoutTransform)
+    }
+
     override commit(): Effect.Effect<ReadonlyArray<unknown>, unknown> {
       return Effect.withFiberRuntime((fiber: FiberView) => {
         if (needsStock(fiber)) return super.commit()
@@ -83,8 +113,18 @@ export const make = (
     made instanceof Stock
       ? new Direct(made.segments, made.acquirer, made.compiler, made.spanAttributes, made.transformRows) as A
       : made
-  const tag = (strings: TemplateStringsArray | string, ...args: Array<unknown>) =>
-    direct((client as unknown as (...input: Array<unknown>) => unknown)(strings, ...args))
+
+  // The SQL of each template whose values were all plain parameters, by the template's strings (one object per place
+  // in the source): such a statement compiles to the same SQL whatever its values, and to its values as parameters.
+  const plainTemplates = new WeakMap<TemplateStringsArray, string>()
+  const tag = (strings: TemplateStringsArray | string, ...args: Array<unknown>) => {
+    const made = direct((client as unknown as (...input: Array<unknown>) => unknown)(strings, ...args))
+    if (!(made instanceof Direct) || typeof strings === "string" || !onlyParameters(made.segments, args)) return made
+    const sql = plainTemplates.get(strings)
+    if (sql === undefined) plainTemplates.set(strings, made.compile()[0])
+    else made.compiled = [sql, args]
+    return made
+  }
   const made = Object.assign(tag, client, {
     unsafe: (sql: string, params?: ReadonlyArray<unknown>) => direct(client.unsafe(sql, params))
   }) as unknown as SqlClient.SqlClient
