@@ -50,6 +50,8 @@ export interface BenchSettings {
   readonly durableKeysMaxSeconds: number
   /** Section 6: starts per variant of the restart figure (the median is reported). */
   readonly restarts: number
+  /** Section 6: rounds of the create-box figure, each measuring in memory then durable (median ratio reported). */
+  readonly createRounds: number
   /** Section 6: rounds of the PostgreSQL figure, each measuring one instance and the pair in turn (median reported). */
   readonly postgresRounds: number
   /** Spawns per cold-start variant (the median is reported). */
@@ -82,6 +84,7 @@ export const full: Omit<BenchSettings, "sections"> = {
   idempotencyMaxSeconds: 100,
   durableKeysMaxSeconds: 420,
   restarts: 5,
+  createRounds: 3,
   postgresRounds: 3,
   coldStarts: 10,
   coldStartMaxSeconds: 100,
@@ -103,6 +106,7 @@ export const quick: Omit<BenchSettings, "sections"> = {
   idempotencyMaxSeconds: 40,
   durableKeysMaxSeconds: 40,
   restarts: 2,
+  createRounds: 1,
   postgresRounds: 1,
   coldStarts: 3,
   coldStartMaxSeconds: 40,
