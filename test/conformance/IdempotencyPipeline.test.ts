@@ -3,7 +3,8 @@
  * error or a failure to record the answer can leave a key unsettled"; Limits / Idempotency rules): a 5xx, a failed
  * handler, an interrupted request and a failure to record each leave the key unsettled, and concurrent first
  * requests with one key never both execute. On SQLite (one writer) a create's claim is part of its unit of work:
- * a second use of the key waits for the first and gets its answer replayed; a failed create keeps no claim.
+ * a second use of the key waits for the first and gets its answer replayed; a first use writes its key only when it
+ * settles (none for a 5xx); a failed create keeps no claim.
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { afterAll, describe, expect, it } from "@effect/vitest"
@@ -33,8 +34,8 @@ const storeThatCannotRecord = Layer.effect(
   Idempotency.IdempotencyStore,
   Effect.map(Idempotency.IdempotencyStore, (inner) => ({
     ...inner,
-    claim: (scope: string, key: string, print: string) =>
-      Effect.map(inner.claim(scope, key, print), (claim): Idempotency.Claim =>
+    claim: (scope: string, key: string, print: string, inUnit?: boolean) =>
+      Effect.map(inner.claim(scope, key, print, inUnit), (claim): Idempotency.Claim =>
         claim._tag === "Started"
           ? { ...claim, settle: () => Effect.fail(new Idempotency.IdempotencyStoreError({ reason: "disk full" })) }
           : claim)
@@ -215,6 +216,27 @@ describe("idempotency in the request pipeline", () => {
       expect(committedKeys(directory)).toEqual([{ key: "k" }])
     }).pipe(Effect.ensuring(Deferred.succeed(gate, undefined)), Effect.provide(sqlite(directory)))
   })
+
+  it.live("on SQLite a create answered 5xx writes no key: the retry runs again, and its answer is remembered", () =>
+    Effect.gen(function*() {
+      const counted = yield* counting([503, 201])
+      const store = yield* Idempotency.IdempotencyStore
+      const executions = counted.executions
+      // What the store holds while the request runs, seen from within its unit: the key is written when it settles.
+      const seen: Array<number> = []
+      const handler = Effect.zipRight(Effect.tap(store.size, (size) => Effect.sync(() => seen.push(size))), counted.handler)
+      expect((yield* send(handler)).status).toBe(503)
+      expect(yield* store.size).toBe(0)
+      const retried = yield* send(handler)
+      expect(retried.status).toBe(201)
+      expect(retried.headers["idempotent-replayed"]).toBeUndefined()
+      const replayed = yield* send(handler)
+      expect(replayed.headers["idempotent-replayed"]).toBe("true")
+      expect(bodyOf(replayed)).toEqual({ execution: 1 })
+      expect(yield* Ref.get(executions)).toBe(2)
+      expect(yield* store.size).toBe(1)
+      expect(seen).toEqual([0, 0])
+    }).pipe(Effect.provide(sqlite(freshDirectory()))))
 
   it.live("on SQLite a failed create takes back its claim with its writes: the retry runs", () =>
     Effect.gen(function*() {

@@ -67,8 +67,17 @@ export const fingerprint = (method: string, url: string, body: Uint8Array): stri
 
 /** The store of keys. `scope` is the sending API key's id; keys of different API keys never meet. */
 export class IdempotencyStore extends Context.Tag("boxkit/server/IdempotencyStore")<IdempotencyStore, {
-  /** Presents `key` of the API key `scope` for a request with `fingerprint`; atomic with every other claim. */
-  readonly claim: (scope: string, key: string, fingerprint: string) => Effect.Effect<Claim, IdempotencyStoreError>
+  /**
+   * Presents `key` of the API key `scope` for a request with `fingerprint`; atomic with every other claim. `inUnit`:
+   * the claim and its request run in one unit of work of a store with one writer (`Transactions.claimsInUnit`), so
+   * nobody else can present the key before the unit ends; a store may then write a first use only when it settles.
+   */
+  readonly claim: (
+    scope: string,
+    key: string,
+    fingerprint: string,
+    inUnit?: boolean
+  ) => Effect.Effect<Claim, IdempotencyStoreError>
   /** How many keys are remembered (settled or running). */
   readonly size: Effect.Effect<number>
 }>() {}

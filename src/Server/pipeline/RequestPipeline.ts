@@ -169,10 +169,10 @@ export const make: Effect.Effect<
         )
       ))
     }
-    const claim = store.claim(principal.keyId, key, Idempotency.fingerprint(request.method, request.url, body))
     // One writer: the claim joins the request's unit of work (Transactions.ts `claimsInUnit`); a crash before its
     // commit keeps neither the claim nor what the request made.
     const claimInUnit = atomic && transactions.claimsInUnit
+    const claim = store.claim(principal.keyId, key, Idempotency.fingerprint(request.method, request.url, body), claimInUnit)
     const answered = Effect.flatMap(
       Effect.either(claim),
       (claimed) =>

@@ -8,6 +8,11 @@
  * the token, so two claimers never both run the request. Settled keys expire `idempotencyRetention` after they were
  * settled and are deleted once a minute.
  *
+ * A claim made in the request's unit of work on a store with one writer (`inUnit`, SQLite: Transactions.ts
+ * `claimsInUnit`) reads the key instead: a first use writes nothing until it settles, and then inserts the key
+ * settled (one write per request instead of two; nobody else can present the key before the unit ends, and a crash
+ * before its commit keeps neither the key nor what the request made).
+ *
  * Source: spec "Limits / Idempotency rules", "Errors" rules 3-4; docs/ASSUMPTIONS.md "Durable state".
  *
  * @since 0.1.0
@@ -50,23 +55,53 @@ export const layer = Layer.scoped(
       )
     })
 
-    /** One attempt at a claim; None when the row changed under it (try again). */
-    const attempt = (scope: string, key: string, fingerprint: string, now: number) =>
-      Effect.gen(function*() {
-        const token = crypto.randomUUID()
-        // The count of inserted rows, not RETURNING: SQLite runs a RETURNING clause as a program of its own (the
-        // dearest statement of a create, docs/decisions/0003-sqlite-client.md).
-        const inserted = yield* sql`INSERT INTO idempotency_keys
-          (scope, key, fingerprint, token, owner, settled, expires_at_millis)
-          VALUES (${scope}, ${key}, ${fingerprint}, ${token}, ${instances.id}, 0, ${now + retentionMillis})
-          ON CONFLICT (scope, key) DO NOTHING`.raw
-        if (rowsAffectedOf(inserted) === 1) return Option.some(started(scope, key, token))
-        const rows = yield* sql`SELECT k.fingerprint, k.token, k.owner, k.settled, k.expires_at_millis, k.status,
+    /**
+     * A first use claimed in a unit of work of the one writer (`inUnit`): the key is written only when it settles,
+     * settled at once (one insert instead of an insert and an update); nothing is written when it is released.
+     */
+    const startedInUnit = (scope: string, key: string, fingerprint: string): Claim => ({
+      _tag: "Started",
+      settle: (answer: RememberedAnswer) =>
+        Effect.flatMap(Clock.currentTimeMillis, (settledAt) =>
+          sql`INSERT INTO idempotency_keys
+            (scope, key, fingerprint, token, owner, settled, expires_at_millis, status, headers, body)
+            VALUES (${scope}, ${key}, ${fingerprint}, ${crypto.randomUUID()}, NULL, 1, ${settledAt + retentionMillis},
+              ${answer.status}, ${JSON.stringify(answer.headers)}, ${answer.body})`).pipe(
+            Effect.asVoid,
+            Effect.mapError(storeError)
+          ),
+      release: Effect.void
+    })
+
+    /** The key's row, with the heartbeat of its owner (if any). */
+    const read = (scope: string, key: string) =>
+      Effect.map(
+        sql`SELECT k.fingerprint, k.token, k.owner, k.settled, k.expires_at_millis, k.status,
             k.headers, k.body, i.heartbeat_at_millis
           FROM idempotency_keys k LEFT JOIN instances i ON i.id = k.owner
-          WHERE k.scope = ${scope} AND k.key = ${key}`
-        const row = rows[0]
-        if (row === undefined) return Option.none<Claim>()
+          WHERE k.scope = ${scope} AND k.key = ${key}`,
+        (rows) => rows[0]
+      )
+
+    /** One attempt at a claim; None when the row changed under it (try again). */
+    const attempt = (scope: string, key: string, fingerprint: string, now: number, inUnit: boolean) =>
+      Effect.gen(function*() {
+        const token = crypto.randomUUID()
+        let row: Record<string, unknown> | undefined
+        if (inUnit) {
+          row = yield* read(scope, key)
+          if (row === undefined) return Option.some(startedInUnit(scope, key, fingerprint))
+        } else {
+          // The count of inserted rows, not RETURNING: SQLite runs a RETURNING clause as a program of its own (the
+          // dearest statement of a create, docs/decisions/0003-sqlite-client.md).
+          const inserted = yield* sql`INSERT INTO idempotency_keys
+            (scope, key, fingerprint, token, owner, settled, expires_at_millis)
+            VALUES (${scope}, ${key}, ${fingerprint}, ${token}, ${instances.id}, 0, ${now + retentionMillis})
+            ON CONFLICT (scope, key) DO NOTHING`.raw
+          if (rowsAffectedOf(inserted) === 1) return Option.some(started(scope, key, token))
+          row = yield* read(scope, key)
+          if (row === undefined) return Option.none<Claim>()
+        }
         const settled = flagOf(row.settled)
         const live = settled
           ? numberOf(row.expires_at_millis) > now
@@ -92,11 +127,11 @@ export const layer = Layer.scoped(
       })
 
     return {
-      claim: (scope, key, fingerprint) =>
+      claim: (scope, key, fingerprint, inUnit = false) =>
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
           for (let round = 0; round < 8; round++) {
-            const claim = yield* attempt(scope, key, fingerprint, now)
+            const claim = yield* attempt(scope, key, fingerprint, now, inUnit)
             if (Option.isSome(claim)) return claim.value
           }
           return yield* Effect.fail(new IdempotencyStoreError({ reason: "the key kept changing while it was claimed" }))
