@@ -59,13 +59,13 @@ export const layer = Layer.scoped(
      * A first use claimed in a unit of work of the one writer (`inUnit`): the key is written only when it settles,
      * settled at once (one insert instead of an insert and an update); nothing is written when it is released.
      */
-    const startedInUnit = (scope: string, key: string, fingerprint: string): Claim => ({
+    const startedInUnit = (scope: string, key: string, fingerprint: string, token: string): Claim => ({
       _tag: "Started",
       settle: (answer: RememberedAnswer) =>
         Effect.flatMap(Clock.currentTimeMillis, (settledAt) =>
           sql`INSERT INTO idempotency_keys
             (scope, key, fingerprint, token, owner, settled, expires_at_millis, status, headers, body)
-            VALUES (${scope}, ${key}, ${fingerprint}, ${crypto.randomUUID()}, NULL, 1, ${settledAt + retentionMillis},
+            VALUES (${scope}, ${key}, ${fingerprint}, ${token}, NULL, 1, ${settledAt + retentionMillis},
               ${answer.status}, ${JSON.stringify(answer.headers)}, ${answer.body})`).pipe(
             Effect.asVoid,
             Effect.mapError(storeError)
@@ -90,7 +90,7 @@ export const layer = Layer.scoped(
         let row: Record<string, unknown> | undefined
         if (inUnit) {
           row = yield* read(scope, key)
-          if (row === undefined) return Option.some(startedInUnit(scope, key, fingerprint))
+          if (row === undefined) return Option.some(startedInUnit(scope, key, fingerprint, token))
         } else {
           // The count of inserted rows, not RETURNING: SQLite runs a RETURNING clause as a program of its own (the
           // dearest statement of a create, docs/decisions/0003-sqlite-client.md).
