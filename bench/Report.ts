@@ -261,13 +261,11 @@ const durabilityBudgets = (results: DurabilityResults, memory: MemoryResults | u
   lines.push(keysBudget(keys, `${fmt(limits.idempotencyKeys)} idempotency keys in <= ${limits.rssBytes / 1e6} MB RSS, durable (serve --data-dir)`, beside))
 
   const { memory: inMemory, durable } = results.throughput
-  const createRounds = results.throughput.rounds ?? [{ memory: inMemory, durable }]
+  const createRounds = results.throughput.rounds
   const createRatio = Stats.ratio(durable.requestsPerSecond, inMemory.requestsPerSecond)
   const createValid = createRounds.every((round) => clean(round.durable) && clean(round.memory))
   const roundRatios = createRounds.length > 1
-    ? `, median of ${createRounds.length} interleaved rounds: ${createRounds.map((round) =>
-      times(Stats.ratio(round.durable.requestsPerSecond, round.memory.requestsPerSecond))
-    ).join(", ")}`
+    ? `, median of ${createRounds.length} interleaved rounds: ${createRounds.map((round) => times(round.ratio)).join(", ")}`
     : ""
   lines.push({
     budget: `idempotent create-box durable (SQLite, WAL) >= ${limits.durableCreateRatio}x in memory`,
@@ -607,11 +605,11 @@ const durabilitySection = (results: DurabilityResults, memory: MemoryResults | u
     "",
     table(
       ["round", "in memory req/s", "durable req/s", "durable ÷ in memory", "server CPU µs/req (in memory / durable)"],
-      (results.throughput.rounds ?? []).map((round, index) => [
+      results.throughput.rounds.map((round, index) => [
         String(index + 1),
         fmt(round.memory.requestsPerSecond),
         fmt(round.durable.requestsPerSecond),
-        times(Stats.ratio(round.durable.requestsPerSecond, round.memory.requestsPerSecond)),
+        times(round.ratio),
         `${fmt(round.memory.serverCpuMicrosPerRequest)} / ${fmt(round.durable.serverCpuMicrosPerRequest)}`
       ])
     ),
