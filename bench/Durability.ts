@@ -103,6 +103,15 @@ export interface RestartResults {
   readonly baseline: StartVariant
   readonly variants: ReadonlyArray<StartVariant>
   readonly rounds: number
+  /**
+   * The integrity check every start runs (SQLite's `PRAGMA quick_check` on a fresh connection to the data directory's
+   * database, as `SqlDriver.layerSqliteFile` does): its time in every round, and the median; part of every restart
+   * above. Absent in results of runs before the check existed.
+   */
+  readonly integrityCheckSamplesMs?: ReadonlyArray<number>
+  readonly integrityCheckMedianMs?: number
+  /** The size of the database file checked, in bytes. */
+  readonly integrityCheckedBytes?: number
 }
 
 /** What one or more instances did together in item 4. */
@@ -278,6 +287,25 @@ const createThroughput = (settings: BenchSettings) =>
     return { memory: median.memory, durable: median.durable, rounds } satisfies DurableThroughputResults
   })
 
+/**
+ * `PRAGMA quick_check` on the SQLite database at `path`, `rounds` times, each on a fresh connection (opening it is
+ * timed too, as at a start): the time of each, and the file's size.
+ */
+const integrityCheck = (path: string, rounds: number) =>
+  Effect.promise(async () => {
+    const { default: Database } = await import("libsql")
+    const samplesMs: Array<number> = []
+    for (let round = 0; round < rounds; round++) {
+      const started = performance.now()
+      const database = new Database(path)
+      const found = database.prepare("PRAGMA quick_check").all() as Array<Record<string, unknown>>
+      database.close()
+      samplesMs.push(performance.now() - started)
+      if (Object.values(found[0] ?? {})[0] !== "ok") throw new Error(`quick_check of ${path}: ${JSON.stringify(found)}`)
+    }
+    return { samplesMs, bytes: statSync(path).size }
+  })
+
 /** Items 1 and 3, on one data directory. */
 const keysAndRestart = (settings: BenchSettings) =>
   Effect.scoped(Effect.gen(function*() {
@@ -328,12 +356,16 @@ const keysAndRestart = (settings: BenchSettings) =>
         budget: variant.budget
       }
     })
+    const integrity = yield* integrityCheck(join(dataDir, "boxkit.db"), settings.restarts)
     const restart: RestartResults = {
       boxes: figures.created,
       boxId,
       baseline: summary[1],
       variants: [summary[0], summary[2]],
-      rounds: settings.restarts
+      rounds: settings.restarts,
+      integrityCheckSamplesMs: integrity.samplesMs,
+      integrityCheckMedianMs: Stats.median(integrity.samplesMs),
+      integrityCheckedBytes: integrity.bytes
     }
     return { keys, restart }
   }))

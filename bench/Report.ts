@@ -628,6 +628,13 @@ const durabilitySection = (results: DurabilityResults, memory: MemoryResults | u
       ["variant", "command", "median ms", "÷ base", "samples ms", "to `listening on` ms: median (samples)", "median stop ms", "box read back"],
       [startRow(restart.baseline), ...restart.variants.map(startRow)]
     ),
+    ...(restart.integrityCheckMedianMs === undefined ? [] : [
+      "",
+      `Part of every start on SQLite: the integrity check (\`PRAGMA quick_check\`, a damaged file is refused at start) ` +
+      `of that database (${mb(restart.integrityCheckedBytes ?? Number.NaN)}, ${fmt(restart.boxes)} boxes) took ` +
+      `${fmt(restart.integrityCheckMedianMs)} ms (median of ${(restart.integrityCheckSamplesMs ?? []).length}: ` +
+      `${(restart.integrityCheckSamplesMs ?? []).map((sample) => fmt(sample)).join(", ")} ms), opening included.`
+    ]),
     "",
     "### Two instances on PostgreSQL",
     "",

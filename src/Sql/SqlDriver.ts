@@ -11,6 +11,7 @@
 import type { SqlClient } from "@effect/sql"
 import type * as Libsql from "@libsql/client"
 import { Data, Effect, Layer } from "effect"
+import { chmodSync, closeSync, existsSync, openSync } from "node:fs"
 import * as SqliteClient from "../Server/state/sql/SqliteClient.js"
 
 /**
@@ -106,6 +107,47 @@ const oneConnection = (client: Libsql.Client): Libsql.Client => {
   } as unknown as Libsql.Client
 }
 
+/**
+ * Makes the SQLite file at `path` and its companions (`-wal`, `-shm`, `-journal`) readable and writable by their owner
+ * only (0600), whatever the umask and the directory's mode: the file is created empty with that mode before SQLite
+ * opens it (SQLite gives the companions it creates the mode of the database file), and files left by an earlier
+ * process with another mode are changed. The state holds secret values. Throws the file system's error.
+ */
+export const keepPrivate = (path: string): void => {
+  if (!existsSync(path)) closeSync(openSync(path, "a", 0o600))
+  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
+    if (existsSync(file)) chmodSync(file, 0o600)
+  }
+}
+
+/**
+ * The answer of SQLite's `PRAGMA quick_check` as one line: `ok` for a sound file, else what it found (the first
+ * problems, joined).
+ */
+const quickCheckResult = (rows: ReadonlyArray<unknown>): string =>
+  rows.map((row) => Object.values(row as Record<string, unknown>)[0]).slice(0, 3).map(String).join("; ")
+
+/**
+ * The error of a damaged SQLite file: one line naming the file, what was found and what to do. Source:
+ * docs/ASSUMPTIONS.md "Durable state".
+ */
+export const damagedFileError = (path: string, found: string): SqlDriverError =>
+  new SqlDriverError({
+    message: `the SQLite file ${path} is damaged (${found}): restore it from a backup, or move it away (with its ` +
+      `-wal and -shm files) to start with a new store`
+  })
+
+/** True for SQLite's answers about a file that is not a database or is damaged (SQLITE_NOTADB, SQLITE_CORRUPT). */
+const isDamage = (error: unknown): boolean =>
+  /SQLITE_NOTADB|SQLITE_CORRUPT|file is not a database|malformed/i.test(`${messageOf(error)} ${String((error as { code?: unknown })?.code ?? "")}`)
+
+/** An error opening the SQLite file at `path` as a {@link SqlDriverError}: its own, or the one it wraps as `cause`. */
+const asDriverError = (path: string) => (error: unknown): SqlDriverError => {
+  if (error instanceof SqlDriverError) return error
+  const cause = (error as { readonly cause?: unknown } | undefined)?.cause
+  return cause instanceof SqlDriverError ? cause : driverError(`SQLite ${path}`)(error)
+}
+
 /** The settings of a SQLite connection, before anything else runs on it. */
 const sqlitePragmas = ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"] as const
 
@@ -127,12 +169,20 @@ export const layerSqliteFile = (
 ): Layer.Layer<SqlClient.SqlClient, SqlDriverError> =>
   options.client === "stock" ? layerSqliteFileStock(path, options) : Layer.unwrapScoped(Effect.gen(function*() {
     const driver = yield* load("SQLite", () => import("libsql"))
+    yield* Effect.try({ try: () => keepPrivate(path), catch: driverError(`cannot create ${path}`) })
     return SqliteClient.layer(() => {
       const database = new driver.default(path)
-      for (const pragma of sqlitePragmas) database.exec(pragma)
+      try {
+        for (const pragma of sqlitePragmas) database.exec(pragma)
+        const found = quickCheckResult(database.prepare("PRAGMA quick_check").all())
+        if (found !== "ok") throw damagedFileError(path, found)
+      } catch (error) {
+        database.close()
+        throw error instanceof SqlDriverError || !isDamage(error) ? error : damagedFileError(path, messageOf(error))
+      }
       return database
     }, options.intMode ?? "number")
-  })).pipe(Layer.mapError((error) => error instanceof SqlDriverError ? error : driverError(`SQLite ${path}`)(error)))
+  })).pipe(Layer.mapError(asDriverError(path)))
 
 /** {@link layerSqliteFile} with the stock client. */
 const layerSqliteFileStock = (
@@ -142,6 +192,7 @@ const layerSqliteFileStock = (
   Layer.unwrapScoped(Effect.gen(function*() {
     const { LibsqlClient } = yield* load("SQLite", () => import("@effect/sql-libsql"))
     const { createClient } = yield* load("SQLite", () => import("@libsql/client"))
+    yield* Effect.try({ try: () => keepPrivate(path), catch: driverError(`cannot create ${path}`) })
     const sdk = yield* Effect.acquireRelease(
       Effect.try({ try: () => createClient({ url: `file:${path}`, intMode: options.intMode ?? "number" }), catch: driverError(`cannot open ${path}`) }),
       (sdk) => Effect.sync(() => sdk.close())
@@ -149,8 +200,13 @@ const layerSqliteFileStock = (
     yield* Effect.tryPromise({
       try: async () => {
         for (const pragma of sqlitePragmas) await sdk.execute(pragma)
+        const found = quickCheckResult((await sdk.execute("PRAGMA quick_check")).rows)
+        if (found !== "ok") throw damagedFileError(path, found)
       },
-      catch: driverError(`cannot use ${path}`)
+      catch: (error) =>
+        error instanceof SqlDriverError ? error
+        : isDamage(error) ? damagedFileError(path, messageOf(error))
+        : driverError(`cannot use ${path}`)(error)
     })
     return LibsqlClient.layer({ liveClient: oneConnection(sdk) })
-  })).pipe(Layer.mapError((error) => error instanceof SqlDriverError ? error : driverError(`SQLite ${path}`)(error)))
+  })).pipe(Layer.mapError(asDriverError(path)))

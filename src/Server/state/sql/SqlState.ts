@@ -186,6 +186,31 @@ const lockDirectory = (directory: string): () => void => {
 /** `postgres://user:password@host:port/database` without its credentials, for people. */
 export const describePostgres = SqlDriver.describePostgres
 
+/**
+ * What is wrong with a PostgreSQL connection URL, for people (never showing its password), or `undefined` when it
+ * is a `postgres:` or `postgresql:` URL (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`; what PostgreSQL's driver
+ * fills in by default, such as the host or the database, is left to it).
+ * Checked before any connection, so that a mistyped URL is not reported as a DNS or connection failure.
+ * Source: docs/ASSUMPTIONS.md "Durable state".
+ */
+export const postgresUrlProblem = (url: string): string | undefined => {
+  const expected = "expected postgres://USER:PASSWORD@HOST:5432/DATABASE"
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    // PostgreSQL's own forms that WHATWG URLs refuse (`postgres://user@/db?host=/run/postgresql`): the driver decides.
+    if (/^postgres(ql)?:\/\//.test(url)) return undefined
+    // The value itself is not shown: it may hold a password.
+    return `the database URL is not a URL: ${expected}`
+  }
+  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
+    return `the database URL's scheme ${parsed.protocol} is not supported: boxkit keeps durable state in PostgreSQL ` +
+      `(postgres:// or postgresql://), or in SQLite with --data-dir; ${expected}`
+  }
+  return undefined
+}
+
 /** Options of the PostgreSQL store. */
 export interface PostgresStateOptions {
   /** Connections of this instance's pool (default 10). */
@@ -200,11 +225,14 @@ export interface PostgresStateOptions {
 export const layerPostgres = (
   url: Redacted.Redacted<string>,
   options: PostgresStateOptions = {}
-): Layer.Layer<StateStore, StateStoreError, LocalServiceConfig> =>
-  layerOver(describePostgres(Redacted.value(url)), false).pipe(
+): Layer.Layer<StateStore, StateStoreError, LocalServiceConfig> => {
+  const problem = postgresUrlProblem(Redacted.value(url))
+  if (problem !== undefined) return Layer.fail(new StateStoreError({ message: problem }))
+  return layerOver(describePostgres(Redacted.value(url)), false).pipe(
     Layer.provide(Layer.unwrapEffect(Effect.map(
       SqlDriver.load("PostgreSQL", () => import("@effect/sql-pg")),
       ({ PgClient }) => PgClient.layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "boxkit" })
     ))),
     Layer.mapError((error) => error instanceof StateStoreError ? error : storeError("PostgreSQL state")(error))
   )
+}
