@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import type { HttpClient } from "@effect/platform"
-import { type Config, type ConfigError, Layer, ManagedRuntime } from "effect"
+import { Cause, type Config, type ConfigError, Exit, Layer, ManagedRuntime } from "effect"
 import { Apps } from "./Apps.js"
 import { BoxkitConfig, type BoxkitOptions, fromEnv } from "./BoxkitConfig.js"
 import { Boxes } from "./Boxes.js"
@@ -84,11 +84,47 @@ export const layerConfig = (
   layerServices.pipe(Layer.provide(BoxkitConfig.layerConfig(config)), Layer.provide(UndiciHttpClient.layer))
 
 /**
+ * `runtime` with `runPromise` and `runSync` failing with the failure itself: a `Promise` rejected with (or a `throw`
+ * of) the typed error class (`NotFoundError`, `WaitTimeoutError`, ...), so `instanceof` and `_tag` work in code
+ * outside Effect, as other SDKs throw their error classes. With several failures it is the first; without one, the
+ * first defect, or an `InterruptedException` when the fiber was interrupted (`Cause.squash`). Every other member is
+ * `runtime`'s own: `runPromiseExit` gives the whole `Exit`, and `ManagedRuntime.make(layer)` keeps Effect's own
+ * behaviour (a `FiberFailure` that wraps the cause).
+ *
+ * Source: docs/ASSUMPTIONS.md "Client".
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const rejectingWithFailures = <R, ER>(
+  runtime: ManagedRuntime.ManagedRuntime<R, ER>
+): ManagedRuntime.ManagedRuntime<R, ER> => {
+  const failureOf = <E>(cause: Cause.Cause<E>): unknown => Cause.squash(cause)
+  const members: Pick<ManagedRuntime.ManagedRuntime<R, ER>, "runPromise" | "runSync"> = {
+    runPromise: (effect, options) =>
+      runtime.runPromiseExit(effect, options).then((exit) =>
+        Exit.isSuccess(exit) ? exit.value : Promise.reject(failureOf(exit.cause))
+      ),
+    runSync: (effect) => {
+      const exit = runtime.runSyncExit(effect)
+      if (Exit.isSuccess(exit)) return exit.value
+      throw failureOf(exit.cause)
+    }
+  }
+  // Inherits everything else (the Effect protocol, `dispose`, `runFork`, ...) from the ManagedRuntime.
+  return Object.assign(Object.create(runtime), members)
+}
+
+/**
  * A runtime with every client service, for code outside Effect: `const runtime = Boxkit.makeRuntime(options)`, then
- * `runtime.runPromise(effect)`; `runtime.dispose()` closes its connections.
+ * `await runtime.runPromise(Effect.flatMap(Boxes, (boxes) => boxes.retrieve(id)))`; `await runtime.dispose()` closes
+ * its connections. A failed call rejects with the typed error itself (`error instanceof NotFoundError`,
+ * `error._tag === "NotFoundError"`; see {@link rejectingWithFailures}); `runtime.runPromiseExit` gives the `Exit`.
+ *
+ * Source: docs/ASSUMPTIONS.md "Client".
  *
  * @since 0.1.0
  * @category Constructors
  */
 export const makeRuntime = (options: BoxkitOptions): ManagedRuntime.ManagedRuntime<Services, never> =>
-  ManagedRuntime.make(layer(options))
+  rejectingWithFailures(ManagedRuntime.make(layer(options)))
