@@ -23,7 +23,7 @@
  * `@effect/sql` and `@effect/sql-libsql` (SQLite) or `@effect/sql-pg` (PostgreSQL). Keep the activities of one
  * workflow sequential (upstream Effect-TS/effect#6014) and run many workflows at once.
  *
- * Source: issue 14; docs/decisions/0004-durable-orchestration.md.
+ * Source: docs/decisions/0004-durable-orchestration.md.
  *
  * @since 0.1.0
  */

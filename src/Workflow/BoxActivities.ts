@@ -15,7 +15,7 @@
  * Failures are stored with the workflow as one serializable {@link ActivityError} (the client already retried what
  * was transient).
  *
- * Source: issue 14; spec "Create a box", "Idempotency-Key" (Limits); docs/decisions/0004-durable-orchestration.md.
+ * Source: spec "Create a box", "Idempotency-Key" (Limits); docs/decisions/0004-durable-orchestration.md.
  *
  * @since 0.1.0
  */

@@ -17,7 +17,7 @@
  * `execution_id`) and `boxkit_workflow_settings` (the database's `namespace`), created at start when missing. Times
  * are epoch milliseconds.
  *
- * Source: issue 14 ("an ownership ledger and a reaper"); docs/decisions/0004-durable-orchestration.md.
+ * Source: docs/decisions/0004-durable-orchestration.md.
  *
  * @since 0.1.0
  */

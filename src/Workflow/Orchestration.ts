@@ -8,7 +8,7 @@
  * Activities run one after the other inside a workflow (upstream bug Effect-TS/effect#6014); the N workflows run
  * `concurrency` at a time.
  *
- * Source: issue 14 ("`boxkit orchestrate`"); docs/decisions/0004-durable-orchestration.md.
+ * Source: docs/decisions/0004-durable-orchestration.md.
  *
  * @since 0.1.0
  */

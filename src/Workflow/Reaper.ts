@@ -7,8 +7,8 @@
  * {@link reap} is one pass; {@link layerCron} runs it as a `ClusterCron` job (one run per schedule in the whole
  * cluster, whichever runner holds it; on a single runner, that runner).
  *
- * Source: issue 14 ("a periodic job terminates boxes whose workflow has ended or vanished");
- * docs/decisions/0004-durable-orchestration.md.
+ * Source: docs/decisions/0004-durable-orchestration.md (a periodic job terminates boxes whose workflow has ended or
+ * vanished).
  *
  * @since 0.1.0
  */

@@ -16,7 +16,7 @@
  * 409) even when the restarted process listens elsewhere; the webhook token is not stored and must be the same on
  * every run of the orchestrator (the orchestrate command derives it from the API key).
  *
- * Source: issue 14 ("Model responses inside workflows"); spec "Events / Completion webhook", "GET /responses/{id}";
+ * Source: spec "Events / Completion webhook", "GET /responses/{id}";
  * docs/decisions/0004-durable-orchestration.md.
  *
  * @since 0.1.0

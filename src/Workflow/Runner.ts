@@ -9,19 +9,22 @@
  *
  * Both provide `WorkflowEngine`, `Sharding`, `MessageStorage`, the `SqlClient` and the `Ledger`.
  *
- * Source: issue 14; docs/decisions/0004-durable-orchestration.md.
+ * Source: docs/decisions/0004-durable-orchestration.md.
  *
  * @since 0.1.0
  */
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import type { MessageStorage } from "@effect/cluster/MessageStorage"
+import type { Runners } from "@effect/cluster/Runners"
 import { Sharding } from "@effect/cluster/Sharding"
 import type { ShardingConfig } from "@effect/cluster/ShardingConfig"
 import * as SingleRunner from "@effect/cluster/SingleRunner"
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { SocketServerError } from "@effect/platform/SocketServer"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { Duration, Effect, Exit, Layer, Option, type Redacted, Schedule, Scope } from "effect"
+import { type ConfigError, Duration, Effect, Exit, Layer, Option, type Redacted, Schedule, Scope } from "effect"
 import { mkdirSync } from "node:fs"
 import { createServer } from "node:net"
 import { join, resolve } from "node:path"
@@ -61,7 +64,7 @@ const engineAndLedger = Layer.merge(ClusterWorkflowEngine.layer, Ledger.layer)
  */
 export const layerSqlite = (
   directory: string,
-  options: { readonly shardingConfig?: Partial<ShardingConfig["Type"]> } = {}
+  options: { readonly shardingConfig?: Partial<ShardingConfig["Type"]> | undefined } = {}
 ) =>
   Layer.unwrapEffect(Effect.gen(function*() {
     yield* Effect.try({
@@ -174,6 +177,10 @@ const oneStartAtATime = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
  * when a runner dies, the others take its shards and resume its workflows from storage. Fails with `SqlDriverError`
  * when `@effect/sql-pg` is not installed, or with the SQL, socket or configuration error of the start.
  *
+ * Its type names no `@effect/sql-pg` module (the `PgClient` it builds is provided as the generic `SqlClient`), so a
+ * program that type-checks `boxkit/workflow` with `skipLibCheck: false` needs `@effect/sql-pg` only when it runs this
+ * layer (docs/ASSUMPTIONS.md "Optional peers").
+ *
  * @since 0.1.0
  * @category Layers
  */
@@ -182,9 +189,12 @@ export const layerPostgres = (
   options: {
     readonly runnerAddress?: { readonly host: string; readonly port: number } | undefined
     readonly maxConnections?: number | undefined
-    readonly shardingConfig?: Partial<ShardingConfig["Type"]>
+    readonly shardingConfig?: Partial<ShardingConfig["Type"]> | undefined
   } = {}
-) =>
+): Layer.Layer<
+  RunnerServices | Runners,
+  ConfigError.ConfigError | SqlError | SqlDriver.SqlDriverError | SocketServerError
+> =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const { PgClient } = yield* SqlDriver.load("PostgreSQL", () => import("@effect/sql-pg"))
     const NodeClusterSocket = yield* Effect.promise(() => import("@effect/platform-node/NodeClusterSocket"))
