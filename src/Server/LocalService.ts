@@ -39,6 +39,7 @@ import * as LanguageModel from "./responses/LanguageModel.js"
 import { defaults, LocalServiceConfig, type LocalServiceSettings } from "./LocalServiceConfig.js"
 import * as NodeHandler from "./http/fast/NodeHandler.js"
 import * as NodeListen from "./http/fast/NodeListen.js"
+import * as StartingAnswer from "./http/StartingAnswer.js"
 import * as PlatformServer from "./http/platform/PlatformServer.js"
 import * as NodeRequest from "./http/fast/NodeRequest.js"
 import * as Repositories from "./state/Repositories.js"
@@ -242,17 +243,18 @@ export interface ListenOptions {
 }
 
 /**
- * The Node HTTP server of the local service, answering malformed HTTP with the envelope. A client has
+ * The Node HTTP server of the local service, answering malformed HTTP with the envelope, and 503 with `Retry-After`
+ * until a serving path attaches its handler (StartingAnswer.ts). A client has
  * `requestTimeout` to send a request's headers and body (its headers within 10 s at most), checked every second: a
  * slow client cannot hold an organization's in-flight cap or a drain (issue 17).
  */
 const makeNodeServer = (settings: Partial<LocalServiceSettings> = {}) => () => {
   const requestTimeout = Duration.toMillis(settings.requestTimeout ?? defaults.requestTimeout)
-  return ErrorResponse.withEnvelopeOnClientError(createServer({
+  return StartingAnswer.answerWhileStarting(ErrorResponse.withEnvelopeOnClientError(createServer({
     requestTimeout,
     headersTimeout: Math.min(10_000, requestTimeout),
     connectionsCheckingInterval: 1000
-  }))
+  })))
 }
 
 /** The stock serving path (PlatformServer.ts) on `HttpServer`, with the contract and its router. */

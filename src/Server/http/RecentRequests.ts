@@ -10,6 +10,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
+import * as StartingAnswer from "./StartingAnswer.js"
 
 /** How many requests are kept. */
 export const capacity = 100
@@ -93,12 +94,12 @@ const recordOf = (source: IncomingMessage, response: ServerResponse, startedAt: 
 export const recordFrom = (server: Server) =>
   Effect.gen(function*() {
     const recent = yield* RecentRequests
-    const listener = (source: IncomingMessage, response: ServerResponse) => {
+    const listener = StartingAnswer.observing((source: IncomingMessage, response: ServerResponse) => {
       if (!(source.url ?? "").startsWith("/v1/")) return
       const startedAt = Date.now()
       const replayed = watchReplayed(response)
       response.once("finish", () => recent.record(recordOf(source, response, startedAt, replayed())))
-    }
+    })
     server.on("request", listener)
     yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", listener)))
   })
