@@ -156,12 +156,19 @@ export const typeOf = (error: AnyApiError): string =>
 
 /**
  * The request never produced an HTTP answer: connection refused or reset, DNS failure, or the body could not be read.
- * Safe to retry only when the request is safe to repeat (a read, or one carrying an idempotency key).
+ *
+ * `requestSent` says whether the service may have received the request: `false` when it certainly never left the
+ * client (connection refused, host not found, no route, a connection or TLS set-up that failed, an invalid URL:
+ * nothing was written), so repeating it is harmless and it is retried like a 503; `true` when the connection was lost
+ * after the request was written, or when the client cannot tell (the default): the service may have carried it out,
+ * so it is retried only when the request is safe to repeat (a read, one carrying an idempotency key, or a call marked
+ * `safeToRepeat`). Classification: `LostAnswer.requestSent`; source: docs/ASSUMPTIONS.md ("Client").
  */
 export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
   message: Schema.String,
   method: Schema.String,
   url: Schema.String,
+  requestSent: Schema.optionalWith(Schema.Boolean, { default: () => true }),
   cause: Schema.optional(Schema.Defect)
 }) {}
 

@@ -73,6 +73,28 @@ const connectionReason = (message: string): string => {
   return message
 }
 
+/**
+ * A transport failure in words. Only a request that never left the client (`requestSent: false`: refused, host not
+ * found) means "no service"; a connection lost after the request was sent means the service may have carried it out,
+ * so the fix is to look before repeating it.
+ */
+const transportFailure = (error: ApiError.TransportError): Explained => {
+  const origin = URL.canParse(error.url) ? new URL(error.url).origin : error.url
+  const reason = connectionReason(error.message)
+  if (!error.requestSent) {
+    return {
+      what: `no service at ${origin}: ${reason} (${error.method} ${error.url})`,
+      fix: "start one with \"boxkit serve\", or check --base-url (BOX_BASE_URL)"
+    }
+  }
+  return {
+    what: `the connection to ${origin} was lost after the request was sent: ${reason} (${error.method} ${error.url}); ` +
+      "the service may have carried it out",
+    fix: "check whether it took effect (e.g. read or list what it creates or changes) before running it again; " +
+      "a command with --idempotency-key can be run again with the same key"
+  }
+}
+
 const apiFailure = (error: ApiError.AnyApiError): Explained => {
   const said = `(${ApiError.summary(error)}): ${error.message}`
   if (error instanceof ApiError.AuthenticationError) {
@@ -175,13 +197,7 @@ const explain = (error: unknown, command: string): Explained => {
     return { what: error.message, fix: `run "boxkit serve --help" for the usage`, exitCode: usageExitCode }
   }
   if (ApiError.isApiError(error) || error instanceof ApiError.UnknownApiError) return apiFailure(error)
-  if (error instanceof ApiError.TransportError) {
-    const origin = URL.canParse(error.url) ? new URL(error.url).origin : error.url
-    return {
-      what: `no service at ${origin}: ${connectionReason(error.message)} (${error.method} ${error.url})`,
-      fix: "start one with \"boxkit serve\", or check --base-url (BOX_BASE_URL)"
-    }
-  }
+  if (error instanceof ApiError.TransportError) return transportFailure(error)
   if (error instanceof ApiError.TimeoutError) {
     return { what: `no answer in time: ${error.message}`, fix: "check that the service is up and not overloaded" }
   }

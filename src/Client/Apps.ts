@@ -24,7 +24,7 @@ export class Apps extends Effect.Service<Apps>()("boxkit/Apps", {
         options: OperationOptions & { readonly mintIfMissing?: boolean | undefined } = {}
       ) {
         const payload = yield* validate(FindAppRequest, { name, mint_if_missing: options.mintIfMissing ?? false })
-        return yield* transport.operation("apps", "find", { payload }, { safeToRepeat: true, retry: options.retry })
+        return yield* transport.operation("apps", "find", { payload }, { safeToRepeat: options.safeToRepeat ?? true, retry: options.retry })
       })
     }
   }),

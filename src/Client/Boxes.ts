@@ -60,9 +60,12 @@ export interface AwaitOptions extends BoxCallOptions {
 }
 
 
-/** Every operation on boxes is safe to repeat (reads, lifecycle moves, or sent with an idempotency key). */
+/**
+ * Every operation on boxes is safe to repeat (reads, lifecycle moves, or sent with an idempotency key) unless the
+ * caller says otherwise (`safeToRepeat: false`).
+ */
 const callOptions = (options: BoxCallOptions) => ({
-  safeToRepeat: true,
+  safeToRepeat: options.safeToRepeat ?? true,
   retry: options.retry,
   ownerOverrideReason: options.ownerOverrideReason
 })

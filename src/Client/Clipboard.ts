@@ -46,7 +46,7 @@ export class Clipboard extends Effect.Service<Clipboard>()("boxkit/Clipboard", {
         "write",
         request,
         HttpClientResponse.schemaBodyJson(EmptyObject),
-        { safeToRepeat: true, retry: options.retry, ownerOverrideReason: options.ownerOverrideReason }
+        { safeToRepeat: options.safeToRepeat ?? true, retry: options.retry, ownerOverrideReason: options.ownerOverrideReason }
       )
     })
 

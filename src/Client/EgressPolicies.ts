@@ -19,7 +19,15 @@ export class EgressPolicies extends Effect.Service<EgressPolicies>()("boxkit/Egr
     return {
       /**
        * Saves a policy: `name` (1 to 128 characters after trimming) and its document (at most 64 KiB encoded).
-       * Not retried on 500 or transport failures (it is not idempotent).
+       * Answers the Egress policy object (its `id` is new for every policy saved).
+       *
+       * The operation takes no `Idempotency-Key`, so by default it is not repeated after a failure that may have
+       * run it (a connection lost after sending, an attempt timeout, a 500): the call fails with that error, and
+       * the policy may or may not have been saved. A repeat saves a second policy with the same name and a new id
+       * (names are not unique, and there is no lookup by name to find the first); the first is then left unused.
+       * Pass `safeToRepeat: true` when an unused extra policy does no harm (e.g. a policy made for one run and
+       * never listed): the call is then retried like a read. 429 and 503 are retried either way (nothing ran).
+       * Source: docs/ASSUMPTIONS.md ("Client": lost answers).
        */
       create: Tracing.fn("EgressPolicies.create")(function*(
         name: string,
@@ -31,7 +39,7 @@ export class EgressPolicies extends Effect.Service<EgressPolicies>()("boxkit/Egr
           "egressPolicies",
           "create",
           { payload },
-          { safeToRepeat: false, retry: options.retry }
+          { safeToRepeat: options.safeToRepeat ?? false, retry: options.retry }
         )
       }),
       /** Reads a policy (possibly normalized: same behaviour, maybe another shape). */
@@ -40,7 +48,7 @@ export class EgressPolicies extends Effect.Service<EgressPolicies>()("boxkit/Egr
           "egressPolicies",
           "retrieve",
           { path: { policy_id: policyId } },
-          { safeToRepeat: true, retry: options.retry }
+          { safeToRepeat: options.safeToRepeat ?? true, retry: options.retry }
         )
       }),
       /** Renames a policy; the document is unchanged and `updated_at` reflects the rename. */
@@ -54,7 +62,7 @@ export class EgressPolicies extends Effect.Service<EgressPolicies>()("boxkit/Egr
           "egressPolicies",
           "rename",
           { path: { policy_id: policyId }, payload },
-          { safeToRepeat: true, retry: options.retry }
+          { safeToRepeat: options.safeToRepeat ?? true, retry: options.retry }
         )
       })
     }

@@ -43,7 +43,7 @@ export class Exec extends Effect.Service<Exec>()("boxkit/Exec", {
           path: { box_id: boxId, exec_id: inPath ? execId : "-" },
           urlParams: inPath ? {} : { exec_request_id: execId },
           payload
-        }, { safeToRepeat: true, retry: options.retry, ownerOverrideReason: options.ownerOverrideReason })
+        }, { safeToRepeat: options.safeToRepeat ?? true, retry: options.retry, ownerOverrideReason: options.ownerOverrideReason })
       })
     }
   }),

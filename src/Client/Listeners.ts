@@ -9,22 +9,78 @@
  */
 import { Effect, Schema } from "effect"
 import * as ApiError from "../ApiError.js"
-import { AddDomainRequest, GuestPort, PublishListenerRequest } from "../Domain/Box.js"
+import { AddDomainRequest, GuestPort, type Listener, PublishListenerRequest } from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
 import type { BoxCallOptions } from "./Boxes.js"
+import * as LostAnswer from "./LostAnswer.js"
 import { Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
+
+/**
+ * The call options of a listener operation, and a record of whether one of its attempts may have been carried out
+ * before the call repeated it (`LostAnswer.mayHaveRun`): then an answer that finds the work already done is the
+ * repeat's, not a failure of the call.
+ */
+const tracked = (options: BoxCallOptions, safeByDefault: boolean) => {
+  const call = {
+    repeatedAfterLostAnswer: false,
+    options: {
+      safeToRepeat: options.safeToRepeat ?? safeByDefault,
+      retry: options.retry,
+      ownerOverrideReason: options.ownerOverrideReason,
+      onRetry: (error: unknown) => {
+        if (LostAnswer.mayHaveRun(error)) call.repeatedAfterLostAnswer = true
+      }
+    }
+  }
+  return call
+}
 
 /** The Listeners service. */
 export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
+
+    /**
+     * After a repeat answered `error` (409 `already_exists`): the listener of `guestPort` on the box when it is what
+     * the call asked for (`wanted`), else `error`.
+     */
+    const alreadyDone = <E>(
+      boxId: BoxId,
+      guestPort: number,
+      options: BoxCallOptions,
+      wanted: (listener: Listener) => boolean,
+      error: E
+    ) =>
+      Effect.flatMap(
+        transport.operation("boxes", "retrieve", { path: { box_id: boxId } }, {
+          safeToRepeat: true,
+          retry: options.retry,
+          ownerOverrideReason: options.ownerOverrideReason
+        }),
+        (box) => {
+          const listener = box.listeners.find((candidate) => candidate.guest_port === guestPort && wanted(candidate))
+          return listener === undefined ? Effect.fail(error) : Effect.succeed(listener)
+        }
+      )
+
+    /** A 409 `already_exists` about `param`. */
+    const alreadyExists = (error: unknown, param: string) =>
+      error instanceof ApiError.ConflictError && error.code === "already_exists" && error.param === param
+
     return {
       /**
        * Publishes `guestPort` (1 to 65535) with `protocol` `http` (default) or `tcp`. Answers the listener
        * `{ guest_port, protocol, address, custom_domains? }`: a tcp port takes an address the organization kept from
        * an earlier unpublish when it has one, else a fresh one. `ConflictError` when the port is already published
-       * (code `already_exists`) or the box has no persistence. Not retried after a server error (not idempotent).
+       * (code `already_exists`) or the box has no persistence.
+       *
+       * The operation takes no `Idempotency-Key`, so by default it is not repeated after a failure that may have
+       * run it (a connection lost after sending, an attempt timeout, a 500). With `safeToRepeat: true` it is; when
+       * the repeat answers `ConflictError` `already_exists` for `guest_port`, the box is read, and its listener of
+       * the port is the answer when it has the protocol asked for (the first attempt published it, or someone else
+       * did with the same protocol), else the call fails with the conflict. Source: docs/ASSUMPTIONS.md ("Client":
+       * lost answers).
        */
       publish: Tracing.fn("Listeners.publish")(function*(
         boxId: BoxId,
@@ -33,11 +89,12 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
         options: BoxCallOptions = {}
       ) {
         const payload = yield* validate(PublishListenerRequest, { guest_port: guestPort, protocol })
-        return yield* transport.operation(
-          "listeners",
-          "publish",
-          { path: { box_id: boxId }, payload },
-          { safeToRepeat: false, retry: options.retry, ownerOverrideReason: options.ownerOverrideReason }
+        const call = tracked(options, false)
+        return yield* transport.operation("listeners", "publish", { path: { box_id: boxId }, payload }, call.options).pipe(
+          Effect.catchIf(
+            (error) => call.repeatedAfterLostAnswer && alreadyExists(error, "guest_port"),
+            (error) => alreadyDone(boxId, payload.guest_port, options, (listener) => listener.protocol === protocol, error)
+          )
         )
       }),
       /**
@@ -45,6 +102,12 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
        * listener with its `custom_domains`. `ConflictError` for a tcp port, a hostname already registered in the
        * organization (code `already_exists`), or a box without persistence; `NotFoundError` when the port is not
        * published. Custom domains go when the port is unpublished.
+       *
+       * Safe to repeat (unless `safeToRepeat: false`): when an attempt may have registered the hostname but its
+       * answer was lost (a connection lost after sending, an attempt timeout, a 500) and the repeat answers
+       * `ConflictError` `already_exists` for `hostname`, the box is read, and its listener of the port is the answer
+       * when the hostname is among its `custom_domains`, else the call fails with the conflict. Source:
+       * docs/ASSUMPTIONS.md ("Client": lost answers).
        */
       addDomain: Tracing.fn("Listeners.addDomain")(function*(
         boxId: BoxId,
@@ -63,26 +126,39 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
             })
           )
         )
+        const call = tracked(options, true)
         return yield* transport.operation(
           "listeners",
           "addDomain",
           { path: { box_id: boxId, guest_port: port }, payload },
-          { safeToRepeat: true, retry: options.retry, ownerOverrideReason: options.ownerOverrideReason }
+          call.options
+        ).pipe(
+          Effect.catchIf(
+            (error) => call.repeatedAfterLostAnswer && alreadyExists(error, "hostname"),
+            (error) => alreadyDone(boxId, port, options, (listener) => listener.custom_domains?.includes(payload.hostname) === true, error)
+          )
         )
       }),
       /**
        * Unpublishes `guestPort` (1 to 65535). Answers `{ box_id, guest_port }`. Works on running, paused and
        * sleeping boxes without waking them. `ConflictError` when the box has no persistence; `NotFoundError` when
        * the port is not published.
+       *
+       * Safe to repeat (unless `safeToRepeat: false`): when an attempt may have unpublished the port but its answer
+       * was lost (a connection lost after sending, an attempt timeout, a 500) and the repeat answers `NotFoundError`
+       * for `guest_port`, the port is not published either way, and the call answers `{ box_id, guest_port }` as the
+       * first attempt would have. Source: docs/ASSUMPTIONS.md ("Client": lost answers).
        */
       unpublish: Tracing.fn("Listeners.unpublish")(function*(boxId: BoxId, guestPort: number, options: BoxCallOptions = {}) {
         const port = yield* validate(GuestPort, guestPort)
-        return yield* transport.operation(
-          "listeners",
-          "unpublish",
-          { path: { box_id: boxId, guest_port: port } },
-          { safeToRepeat: true, retry: options.retry, ownerOverrideReason: options.ownerOverrideReason }
-        )
+        const call = tracked(options, true)
+        return yield* transport.operation("listeners", "unpublish", { path: { box_id: boxId, guest_port: port } }, call.options)
+          .pipe(
+            Effect.catchIf(
+              (error) => call.repeatedAfterLostAnswer && error instanceof ApiError.NotFoundError && error.param === "guest_port",
+              () => Effect.succeed({ box_id: boxId, guest_port: port })
+            )
+          )
       })
     }
   }),

@@ -14,10 +14,9 @@ import { HttpClientRequest } from "@effect/platform"
 import { Duration, Effect, Option, Redacted, Schema, Stream } from "effect"
 import { ResponseId } from "../Domain/Ids.js"
 import * as ModelResponse from "../Domain/ModelResponse.js"
-import type { RetrySettings } from "./BoxkitConfig.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import { pollUntil } from "./Polling.js"
-import { type ClientFailure, normalizeError, Transport, validate } from "./Transport.js"
+import { type ClientFailure, normalizeError, type OperationOptions, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
 /** One event of a streamed response (`ModelResponse.StreamEvent`, the schema of the domain). */
@@ -68,13 +67,13 @@ export interface CompletionWebhook {
 /**
  * Options of create, submit and stream: the caller's idempotency key (default: a fresh UUID per call, reused on its
  * retries), the completion-window header (a `metadata.completion_window` in the body wins), the completion webhook
- * (wins over the same keys in `metadata`), and retry overrides.
+ * (wins over the same keys in `metadata`), retry overrides and `safeToRepeat` (default true: the request carries an
+ * idempotency key).
  */
-export interface CreateOptions {
+export interface CreateOptions extends OperationOptions {
   readonly idempotencyKey?: string | undefined
   readonly completionWindow?: ModelResponse.CompletionWindow | undefined
   readonly completionWebhook?: CompletionWebhook | undefined
-  readonly retry?: Partial<RetrySettings> | undefined
 }
 
 /** The request with the options' completion webhook written into its `metadata`. */
@@ -113,7 +112,7 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
           "responses",
           "create",
           { payload, headers: headersOf(key, options) },
-          { safeToRepeat: true, retry: options.retry }
+          { safeToRepeat: options.safeToRepeat ?? true, retry: options.retry }
         )
         const replayed = IdempotencyKey.isReplayed(response.headers)
         yield* Tracing.annotate({ "boxkit.replayed": replayed, "boxkit.status": value.status })
@@ -122,13 +121,13 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
 
     const retrieve = Tracing.fn("Responses.retrieve")(function*(
       responseId: string,
-      options: { readonly retry?: Partial<RetrySettings> } = {}
+      options: OperationOptions = {}
     ) {
       return yield* transport.operation(
         "responses",
         "retrieve",
         { path: { response_id: ResponseId.make(responseId) } },
-        { safeToRepeat: true, retry: options.retry }
+        { safeToRepeat: options.safeToRepeat ?? true, retry: options.retry }
       )
     })
 
@@ -167,7 +166,7 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
             HttpClientRequest.bodyUnsafeJson(payload)
           )
           const response = yield* transport.operationRaw("responses", "create", httpRequest, Effect.succeed, {
-            safeToRepeat: true,
+            safeToRepeat: options.safeToRepeat ?? true,
             retry: options.retry
           })
           return response.stream.pipe(

@@ -7,9 +7,11 @@
  *   A 429 without `Retry-After` backs off as below.
  * - 503 `ServerError`: its `Retry-After` when present (same cap), otherwise exponential backoff with jitter.
  * - "idempotent request still in flight" (`ServerError`, code `idempotent_request_in_flight`): backoff, same key.
- * - 500 `ServerError`, `TransportError` (connection refused or reset, the socket closed before the answer) and a
- *   per-attempt `TimeoutError`: backoff, only when the request is safe to repeat (a read, or a request carrying an
- *   idempotency key).
+ * - `TransportError` whose request never left the client (`requestSent: false`: connection refused, host not
+ *   found): backoff, for every request (it did not run).
+ * - 500 `ServerError`, `TransportError` whose request was sent (the connection closed or reset before the answer)
+ *   and a per-attempt `TimeoutError`: backoff, only when the request is safe to repeat (a read, a request carrying an
+ *   idempotency key, or a call marked `safeToRepeat`).
  * - An error status without an envelope (`UnexpectedResponseError`, e.g. from a proxy): 429 and 503 back off; 500,
  *   502 and 504 back off when safe to repeat.
  * - Never retried: 400, 401, 402, 403, 404, 409 (a 409 on an idempotency key is a bug to surface), 501,
@@ -71,6 +73,8 @@ export const decide = (error: unknown, safeToRepeat: boolean, settings: RetrySet
     if (error.status === 503) return afterRetryAfter(error.retryAfter, settings)
     return safeToRepeat ? backoff : stop("unsafe-to-repeat")
   }
+  // A request that never left the client (connection refused, host not found) did not run: repeating it is harmless.
+  if (error instanceof ApiError.TransportError && !error.requestSent) return backoff
   if (error instanceof ApiError.TransportError || error instanceof ApiError.TimeoutError) {
     return safeToRepeat ? backoff : stop("unsafe-to-repeat")
   }

@@ -22,17 +22,21 @@ export class Secrets extends Effect.Service<Secrets>()("boxkit/Secrets", {
           "secrets",
           "retrieve",
           { path: { name: checked } },
-          { safeToRepeat: true, retry: options.retry }
+          { safeToRepeat: options.safeToRepeat ?? true, retry: options.retry }
         )
       }),
-      /** Creates the secret `name` or replaces its value; the value is `Redacted` and never returned. */
+      /**
+       * Creates the secret `name` or replaces its value; the value is `Redacted` and never returned. Safe to repeat
+       * (a repeat stores the same value again; only `updated_at` moves), so it is retried after a lost answer
+       * unless `safeToRepeat: false`.
+       */
       create: Tracing.fn("Secrets.create")(function*(
         name: string,
         value: Redacted.Redacted<string>,
         options: OperationOptions = {}
       ) {
         const payload = yield* validate(CreateSecretRequest, { name, value })
-        return yield* transport.operation("secrets", "create", { payload }, { safeToRepeat: true, retry: options.retry })
+        return yield* transport.operation("secrets", "create", { payload }, { safeToRepeat: options.safeToRepeat ?? true, retry: options.retry })
       })
     }
   }),

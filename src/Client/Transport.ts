@@ -42,6 +42,7 @@ import {
   type RequestOf
 } from "./Operation.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
+import * as LostAnswer from "./LostAnswer.js"
 import * as Retry from "./Retry.js"
 import * as Timeout from "../Http/Timeout.js"
 import * as Tracing from "./Tracing.js"
@@ -97,7 +98,8 @@ export const normalizeError = (error: unknown): ClientFailure => {
       return new ApiError.TransportError({
         message: `${error.reason} error: ${error.description ?? String(error.cause ?? "request failed")}`,
         method: error.request.method,
-        url: error.request.url
+        url: error.request.url,
+        requestSent: LostAnswer.requestSent(error)
       })
     }
     return new ApiError.UnexpectedResponseError({
@@ -174,10 +176,21 @@ export const ownerOverrideHeaders = (reason: string | undefined): { readonly [Ow
 
 /**
  * The options every operation of the client takes: `retry`, overrides of `BoxkitConfig.retry` for this call only
- * (they win over {@link withRetry} and the configuration).
+ * (they win over {@link withRetry} and the configuration), and `safeToRepeat`.
  */
 export interface OperationOptions {
   readonly retry?: Partial<RetrySettings> | undefined
+  /**
+   * Whether sending this call's request again is harmless, for this call only. `true`: failures after which the
+   * service may have carried the request out (a connection lost after sending, an attempt timeout, a 500) are
+   * retried, as they are for reads and requests carrying an idempotency key; say so for an operation without an
+   * `Idempotency-Key` when a second run does no harm (each method's documentation says what a repeat does).
+   * `false`: they are not retried, even for reads. Omitted: the operation's own default (true for reads,
+   * replacements and requests carrying an idempotency key; false for creations without one). Failures after which
+   * the request certainly did not run (429, 503, a connection refused) are retried either way.
+   * Source: docs/ASSUMPTIONS.md ("Client").
+   */
+  readonly safeToRepeat?: boolean | undefined
 }
 
 /** Options of one operation of the contract (see `Transport.operation`). */
@@ -192,6 +205,11 @@ export interface CallOptions {
   readonly safeToRepeat: boolean
   /** Overrides of the retry settings for this call only (win over {@link withRetry} and `BoxkitConfig.retry`). */
   readonly retry?: Partial<RetrySettings> | undefined
+  /**
+   * Called with the error of a failed attempt just before the call retries it (e.g. to remember that an earlier
+   * attempt may have been carried out: `LostAnswer.mayHaveRun`).
+   */
+  readonly onRetry?: ((error: ClientFailure) => void) | undefined
 }
 
 /** The retry settings of a call: `BoxkitConfig.retry`, then {@link withRetry}'s overrides, then `overrides`. */
@@ -220,7 +238,8 @@ class Call<A, R> {
     private readonly safeToRepeat: boolean,
     private readonly clock: Clock.Clock,
     private readonly attempt: Effect.Effect<A, ClientFailure, R>,
-    private readonly byClient: boolean
+    private readonly byClient: boolean,
+    private readonly onRetry: ((error: ClientFailure) => void) | undefined
   ) {
     this.startedAt = clock.unsafeCurrentTimeMillis()
     this.deadlineAt = this.startedAt + Duration.toMillis(settings.deadline)
@@ -277,8 +296,10 @@ class Call<A, R> {
   ): Effect.Effect<A, ClientFailure, R> {
     return Effect.matchEffect(driver.next(error), {
       onFailure: () => Effect.fail(error),
-      onSuccess: () =>
-        Effect.catchAll(once, (next) => next === this.deadlineError ? Effect.fail(next) : this.loop(driver, next, once))
+      onSuccess: () => {
+        this.onRetry?.(error)
+        return Effect.catchAll(once, (next) => next === this.deadlineError ? Effect.fail(next) : this.loop(driver, next, once))
+      }
     })
   }
 
@@ -382,7 +403,8 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
           options.safeToRepeat,
           clock,
           Effect.mapError(attempt, normalizeError),
-          lean && clock.constructor === liveClock
+          lean && clock.constructor === liveClock,
+          options.onRetry
         )
         const once = Effect.suspend(() => state.once())
         const retried = Effect.catchAll(once, (first) => state.retry(first, once))
