@@ -6,6 +6,9 @@
  *
  * Without `--base-url` it starts the embedded local service in-process on a free port. It creates everything it
  * uses, so it runs against any service and any organization-scoped key. One progress line per step, with timings.
+ * It survives a hostile network (`boxkit serve --faults`, including connections closed after the request committed):
+ * every call is either safe to repeat by its nature (reads, replacements, calls with an idempotency key; unpublish
+ * recovers a lost answer itself) or marked `safeToRepeat` where a repeat does no harm (create egress policy).
  * The `demo` command (Demo.ts) loads this module when it runs, so that `boxkit serve` never loads the client.
  *
  * @since 0.1.0
@@ -61,9 +64,11 @@ export const program = Effect.gen(function*() {
     (s) => s.name
   )
   yield* step("read secret", secrets.retrieve(`DEMO_TOKEN_${suffix}`), (s) => `${s.name} (metadata only, updated ${s.updated_at})`)
+  // Create egress policy has no Idempotency-Key. A repeat after a lost answer saves a second policy named
+  // `demo-<suffix>` that nothing uses (this run's name, seen by no other run), which does no harm: marked safe to repeat.
   const policy = yield* step(
     "create egress policy",
-    policies.create(`demo-${suffix}`, { allowlist: ["API.GitHub.com"] }),
+    policies.create(`demo-${suffix}`, { allowlist: ["API.GitHub.com"] }, { safeToRepeat: true }),
     (p) => `${p.id} ${JSON.stringify(p.document)}`
   )
   yield* step("rename egress policy", policies.rename(policy.id, `  demo-renamed-${suffix}  `), (p) => `"${p.name}"`)
