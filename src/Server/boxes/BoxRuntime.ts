@@ -17,6 +17,7 @@ import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Schedu
 import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { DurableWork } from "../state/DurableWork.js"
+import * as StoreOutage from "../state/StoreOutage.js"
 import {
   Boxes,
   type BoxRecord,
@@ -170,7 +171,7 @@ export const layer = Layer.scoped(
       }
     })
     yield* bootDue.pipe(
-      Effect.catchAllCause((cause) => Effect.logError("box boots failed", cause)),
+      Effect.catchAllCause(StoreOutage.logBackgroundFailure("box boots")),
       Effect.forkScoped
     )
     const bootDelayMillis = Duration.toMillis(config.bootDelay)
@@ -184,7 +185,7 @@ export const layer = Layer.scoped(
 
     yield* expire.pipe(
       Effect.repeat(Schedule.spaced(config.expiryCheckInterval)),
-      Effect.catchAllCause((cause) => Effect.logError("box lifetime check failed", cause)),
+      Effect.catchAllCause(StoreOutage.logBackgroundFailure("box lifetime check")),
       Effect.forkScoped
     )
 
@@ -200,7 +201,7 @@ export const layer = Layer.scoped(
     // Only a store that outlives the process (or is shared by instances) can hold boots nobody finishes.
     if ((yield* DurableWork).resumable) {
       yield* unfinishedBoots.pipe(
-        Effect.catchAllCause((cause) => Effect.logError("looking for unfinished boots failed", cause)),
+        Effect.catchAllCause(StoreOutage.logBackgroundFailure("looking for unfinished boots")),
         Effect.repeat(Schedule.spaced(config.recoveryInterval)),
         Effect.forkScoped
       )

@@ -1,7 +1,8 @@
 /**
  * Every failure of the local service becomes the spec's error envelope here, once: typed API errors, schema failures
  * of path, query, headers or body (400 naming the field), malformed JSON (400, without quoting the body), unknown
- * routes (404), defects (500, logged), and requests that are not even valid HTTP (400, see
+ * routes (404), a state store that cannot answer now (503 with `Retry-After`, StoreOutage.ts), defects (500,
+ * logged), and requests that are not even valid HTTP (400, see
  * {@link withEnvelopeOnClientError}).
  *
  * Source: spec "Errors" (envelope, status table) and "Endpoints / Common rules" ("Error responses use the envelope").
@@ -14,6 +15,7 @@ import type { Server } from "node:http"
 import type { Duplex } from "node:stream"
 import * as ApiError from "../../ApiError.js"
 import * as Routes from "./Routes.js"
+import * as StoreOutage from "../state/StoreOutage.js"
 
 /**
  * Makes a Node HTTP server answer requests that are not valid HTTP (a raw non-ASCII byte in the path, a malformed
@@ -38,6 +40,9 @@ export const withEnvelopeOnClientError = <S extends Server>(server: S): S => {
 
 /** A request body that is not valid JSON where JSON was expected. */
 export class MalformedJsonBody extends Data.TaggedError("MalformedJsonBody")<{ readonly reason: string }> {}
+
+/** The {@link MalformedJsonBody} reason of a JSON body that is not UTF-8 (docs/ASSUMPTIONS.md "Text fields"). */
+export const notUtf8Reason = "not valid UTF-8"
 
 /**
  * The HTTP answer of a typed API error: its status, the envelope (JSON, in a buffer from Node's shared pool), and
@@ -98,6 +103,7 @@ export const fromDecodeError = (
  * quote the body, which may hold a secret.
  */
 export const malformedJsonMessage = (reason: string): string => {
+  if (reason === notUtf8Reason) return "Request body is not valid UTF-8."
   const position = /position (\d+)/.exec(reason)
   return position !== null
     ? `Request body is not valid JSON (syntax error at position ${position[1]}).`
@@ -126,6 +132,12 @@ export const fromCause = (
   const defect = Cause.squash(cause)
   if (defect instanceof MalformedJsonBody) {
     return Effect.succeed(fromApiError(ApiError.make.invalidRequest(malformedJsonMessage(defect.reason))))
+  }
+  if (StoreOutage.isOutageCause(cause)) {
+    // One line per request, without the stack: an outage fails every request until the database is back.
+    return Effect.logWarning(`request refused: the state store is unavailable (${StoreOutage.describe(cause)})`).pipe(
+      Effect.as(fromApiError(StoreOutage.unavailable()))
+    )
   }
   return Effect.logError("request failed with a server error", cause).pipe(
     Effect.as(fromApiError(ApiError.make.server()))

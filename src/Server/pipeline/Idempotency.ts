@@ -41,7 +41,11 @@ export interface RememberedAnswer {
 }
 
 /** The store could not read or record a key (a durable store's failure); `reason` says why. */
-export class IdempotencyStoreError extends Data.TaggedError("IdempotencyStoreError")<{ readonly reason: string }> {}
+export class IdempotencyStoreError extends Data.TaggedError("IdempotencyStoreError")<{
+  readonly reason: string
+  /** The store's own error, when there is one (StoreOutage.ts tells from it whether the store is unavailable). */
+  readonly cause?: unknown
+}> {}
 
 /** The outcome of presenting a key. */
 export type Claim =

@@ -38,11 +38,12 @@ import { Admission } from "./Admission.js"
 import { bearerValue, type Caller, invalidKey, lookUpCaller, missingKey } from "./Authentication.js"
 import * as Idempotency from "./Idempotency.js"
 import { Transactions } from "../state/Transactions.js"
-import { emptyBody, hasBody, readGenericBody, withBody } from "./RequestBody.js"
+import { emptyBody, hasBody, invalidUtf8, readGenericBody, withBody } from "./RequestBody.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as NodeRequest from "../http/fast/NodeRequest.js"
 import { Identity } from "../state/Repositories.js"
 import * as Routes from "../http/Routes.js"
+import * as StoreOutage from "../state/StoreOutage.js"
 
 /**
  * The router settings the contract's app must be built with: path parameters up to 4,096 characters reach the
@@ -182,6 +183,12 @@ export const make: Effect.Effect<
   }
 
   function storeFailed(error: Idempotency.IdempotencyStoreError) {
+    if (StoreOutage.isOutage(error.cause)) {
+      return Effect.as(
+        Effect.logWarning(`request refused: the idempotency store is unavailable (${error.reason})`),
+        ErrorResponse.fromApiError(StoreOutage.unavailable())
+      )
+    }
     return Effect.as(
       Effect.logError("the idempotency store failed", error.reason),
       ErrorResponse.fromApiError(ApiError.make.server("The idempotency store failed; retry with the same key."))
@@ -261,6 +268,16 @@ export const make: Effect.Effect<
           `The JSON body nests arrays and objects deeper than ${Json.maxDepth} levels` +
             (deep.field !== null ? ` in ${deep.field}.` : "."),
           deep.field
+        )))
+      }
+    }
+    // A JSON body that is not UTF-8 is refused, naming the member it is in, rather than read with U+FFFD.
+    if (body.byteLength > 0 && isJson(request)) {
+      const broken = invalidUtf8(body)
+      if (broken !== undefined) {
+        return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.invalidRequest(
+          "The request body is not valid UTF-8" + (broken.field !== null ? ` (in ${broken.field}).` : "."),
+          broken.field
         )))
       }
     }

@@ -26,6 +26,7 @@ import { PromptCache } from "./PromptCache.js"
 import { DurableWork, type StoredJob } from "../state/DurableWork.js"
 import { Logs, Responses } from "../state/Repositories.js"
 import { Transactions } from "../state/Transactions.js"
+import * as StoreOutage from "../state/StoreOutage.js"
 import { initialObject, type Prepared } from "./ResponseRequest.js"
 import * as ResponseSession from "./ResponseSession.js"
 import * as Completion from "./Completion.js"
@@ -95,7 +96,7 @@ export const layerWith = (options: EngineOptions = {}) =>
       const promptCache = new PromptCache()
       const retention = Retention.make(responses, yield* Logs, retentionMillis)
       yield* retention.sweep.pipe(
-        Effect.catchAllCause((cause) => Effect.logError("sweeping expired results failed", cause)),
+        Effect.catchAllCause(StoreOutage.logBackgroundFailure("sweeping expired results")),
         Effect.repeat(Schedule.spaced(config.sweepInterval)),
         Effect.forkScoped
       )
@@ -269,7 +270,7 @@ export const layerWith = (options: EngineOptions = {}) =>
       if (durableWork.resumable) {
         yield* durableWork.claimJobs.pipe(
           Effect.flatMap(Effect.forEach(takeOver, { discard: true })),
-          Effect.catchAllCause((cause) => Effect.logError("taking over background responses failed", cause)),
+          Effect.catchAllCause(StoreOutage.logBackgroundFailure("taking over background responses")),
           Effect.repeat(Schedule.spaced(config.recoveryInterval)),
           Effect.forkScoped
         )

@@ -24,7 +24,7 @@ import { type Claim, IdempotencyStore, IdempotencyStoreError, type RememberedAns
 import { bytesOf, flagOf, numberOf, numberOrNull, rowsAffectedOf } from "./Rows.js"
 import { Instances } from "./SqlWork.js"
 
-const storeError = (error: SqlError.SqlError) => new IdempotencyStoreError({ reason: error.message })
+const storeError = (error: SqlError.SqlError) => new IdempotencyStoreError({ reason: error.message, cause: error })
 
 /** Idempotency keys in SQL; needs the instance registry (SqlWork.ts). */
 export const layer = Layer.scoped(

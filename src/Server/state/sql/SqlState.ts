@@ -14,7 +14,7 @@
  * @since 0.1.0
  */
 import { Migrator, SqlClient } from "@effect/sql"
-import { Effect, Layer, Redacted } from "effect"
+import { Duration, Effect, Layer, Redacted } from "effect"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { LocalServiceConfig } from "../../LocalServiceConfig.js"
@@ -214,7 +214,34 @@ export const postgresUrlProblem = (url: string): string | undefined => {
 /** Options of the PostgreSQL store. */
 export interface PostgresStateOptions {
   /** Connections of this instance's pool (default 10). */
-  readonly maxConnections?: number
+  readonly maxConnections?: number | undefined
+  /**
+   * How long one statement may take (default 5 s): PostgreSQL cancels it after that (`statement_timeout`), the
+   * driver gives up on an answer that does not come 1 s later (`query_timeout`: a server that is stopped or
+   * unreachable), and a new connection must be made within it. The request then answers 503 with `Retry-After`
+   * (StoreOutage.ts). Values the URL sets itself (`?statement_timeout=…`) win.
+   */
+  readonly statementTimeout?: Duration.DurationInput | undefined
+}
+
+/** The default of {@link PostgresStateOptions.statementTimeout}. */
+export const defaultStatementTimeout: Duration.Duration = Duration.seconds(5)
+
+/**
+ * `url` with the statement and read timeouts of `timeout` as connection parameters (which the `pg` driver reads from
+ * the URL), unless the URL sets them. A URL WHATWG URLs cannot parse is left as it is.
+ */
+export const withTimeouts = (url: string, timeout: Duration.Duration): string => {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return url
+  }
+  const milliseconds = Math.max(1, Math.round(Duration.toMillis(timeout)))
+  if (!parsed.searchParams.has("statement_timeout")) parsed.searchParams.set("statement_timeout", String(milliseconds))
+  if (!parsed.searchParams.has("query_timeout")) parsed.searchParams.set("query_timeout", String(milliseconds + 1000))
+  return parsed.toString()
 }
 
 /**
@@ -231,7 +258,15 @@ export const layerPostgres = (
   return layerOver(describePostgres(Redacted.value(url)), false).pipe(
     Layer.provide(Layer.unwrapEffect(Effect.map(
       SqlDriver.load("PostgreSQL", () => import("@effect/sql-pg")),
-      ({ PgClient }) => PgClient.layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "boxkit" })
+      ({ PgClient }) => {
+        const timeout = Duration.decode(options.statementTimeout ?? defaultStatementTimeout)
+        return PgClient.layer({
+          url: Redacted.make(withTimeouts(Redacted.value(url), timeout)),
+          maxConnections: options.maxConnections ?? 10,
+          connectTimeout: timeout,
+          applicationName: "boxkit"
+        })
+      }
     ))),
     Layer.mapError((error) => error instanceof StateStoreError ? error : storeError("PostgreSQL state")(error))
   )
