@@ -56,6 +56,7 @@ describe("webhook fan-out", () => {
       for (let index = 0; index < 3000; index++) {
         yield* service.deliver({
           responseId: `resp_${index}`,
+          orgId: "org_acme",
           url: `${receiver.url}/hook`,
           token: Redacted.make("token"),
           body: { id: `resp_${index}`, object: "response", status: "completed" }
@@ -80,7 +81,7 @@ describe("webhook fan-out", () => {
         })
         const context = yield* Layer.build(deliveries(client, { attemptTimeout: Duration.millis(500) }))
         const service = yield* Effect.provide(WebhookDelivery.WebhookDelivery, context)
-        yield* service.deliver({ responseId: "resp_slow", url: receiver.url, token: null, body: { id: "resp_slow" } })
+        yield* service.deliver({ responseId: "resp_slow", orgId: "org_acme", url: receiver.url, token: null, body: { id: "resp_slow" } })
         const log = yield* deliveryLog(context, 3, "5 seconds")
         expect(log.slice(0, 3).map((entry) => [entry.round, entry.attempt, entry.ok, entry.error])).toEqual([
           [1, 1, false, "timed out after 500 ms"],

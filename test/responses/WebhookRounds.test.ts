@@ -140,6 +140,7 @@ describe("WebhookDelivery over a scripted receiver", () => {
         const body = { id: "resp_a", object: "response", status: "completed" }
         yield* delivery.deliver({
           responseId: "resp_a",
+          orgId: "org_acme",
           url: "http://receiver.test/hook",
           token: Redacted.make("whk_secret"),
           body
@@ -172,7 +173,7 @@ describe("WebhookDelivery over a scripted receiver", () => {
       Effect.gen(function*() {
         const { delivery, logs, responses } = yield* services
         yield* responses.insert(record("resp_b"))
-        yield* delivery.deliver({ responseId: "resp_b", url: "http://receiver.test/hook", token: null, body: {} })
+        yield* delivery.deliver({ responseId: "resp_b", orgId: "org_acme", url: "http://receiver.test/hook", token: null, body: {} })
         yield* TestClock.adjust(Duration.hours(3))
         expect(script.requests.map((entry) => seconds(entry.at))).toEqual([0, 0, 0, 5, 5])
         expect(script.requests[0].request.headers.authorization).toBeUndefined()
@@ -192,7 +193,7 @@ describe("WebhookDelivery over a scripted receiver", () => {
       Effect.gen(function*() {
         const delivery = yield* WebhookDelivery.WebhookDelivery
         const logs = yield* Repositories.Logs
-        yield* delivery.deliver({ responseId: "resp_c", url: "http://receiver.test/hook", token: null, body: {} })
+        yield* delivery.deliver({ responseId: "resp_c", orgId: "org_acme", url: "http://receiver.test/hook", token: null, body: {} })
         yield* TestClock.adjust(Duration.minutes(5))
         expect(script.requests.map((entry) => seconds(entry.at))).toEqual([0, 10, 20, 35])
         const entries = yield* logs.deliveries
@@ -226,7 +227,7 @@ describe("WebhookDelivery over a scripted receiver", () => {
         Effect.gen(function*() {
           const delivery = yield* WebhookDelivery.WebhookDelivery
           for (let i = 0; i < 200; i++) {
-            yield* delivery.deliver({ responseId: `resp_${i}`, url: "http://receiver.test/hook", token: null, body: { i } })
+            yield* delivery.deliver({ responseId: `resp_${i}`, orgId: `org_${i % 4}`, url: "http://receiver.test/hook", token: null, body: { i } })
           }
           yield* TestClock.adjust(Duration.millis(1))
           expect(peak).toBe(8)
@@ -240,4 +241,99 @@ describe("WebhookDelivery over a scripted receiver", () => {
         { concurrency: 8 }
       )
     }))
+})
+
+describe("WebhookDelivery: organizations share the workers fairly", () => {
+  it.effect("one organization's stalled receiver holds at most `concurrencyPerOrganization` workers; another's delivery goes at once", () =>
+    Effect.gen(function*() {
+      const inFlight = new Map<string, number>()
+      const peak = new Map<string, number>()
+      const script = scriptedClient((request) => {
+        const org = request.url.includes("stalled") ? "org_stalled" : "org_other"
+        return Effect.acquireUseRelease(
+          Effect.sync(() => {
+            inFlight.set(org, (inFlight.get(org) ?? 0) + 1)
+            peak.set(org, Math.max(peak.get(org) ?? 0, inFlight.get(org)!))
+          }),
+          () => org === "org_stalled" ? Effect.never : Effect.void,
+          () => Effect.sync(() => inFlight.set(org, inFlight.get(org)! - 1))
+        ).pipe(Effect.as(200))
+      })
+      yield* withDelivery(
+        script.layer,
+        Effect.gen(function*() {
+          const { delivery, logs } = yield* services
+          for (let i = 0; i < 50; i++) {
+            yield* delivery.deliver({ responseId: `resp_s${i}`, orgId: "org_stalled", url: "http://receiver.test/stalled", token: null, body: {} })
+          }
+          yield* delivery.deliver({ responseId: "resp_other", orgId: "org_other", url: "http://receiver.test/other", token: null, body: {} })
+          yield* TestClock.adjust(Duration.millis(1))
+          // Default: half of `concurrency` (8) per organization; the other organization's delivery did not wait.
+          expect(peak.get("org_stalled")).toBe(4)
+          expect(script.requests.map((entry) => entry.request.url).filter((url) => url.endsWith("/other"))).toHaveLength(1)
+          const entries = yield* logs.deliveries
+          expect(entries.filter((entry) => entry.response_id === "resp_other")).toEqual([
+            expect.objectContaining({ round: 1, attempt: 1, status: 200, ok: true })
+          ])
+          // The stalled organization's attempts run to their timeout, four at a time, the next ones in turn.
+          yield* TestClock.adjust(Duration.seconds(10))
+          expect(peak.get("org_stalled")).toBe(4)
+          expect(script.requests.filter((entry) => entry.request.url.endsWith("/stalled"))).toHaveLength(8)
+        }),
+        { concurrency: 8 }
+      )
+    }))
+})
+
+describe("WebhookDelivery: the receiver's answer body", () => {
+  /**
+   * A client answering every request `status`, declaring 2 GiB, with a body of `chunk`s up to 16 MiB; `pulled` counts
+   * the bytes read, `cancelled` the bodies given up.
+   */
+  const endlessBody = (status: number, chunk: Uint8Array) => {
+    const counter = { pulled: 0, cancelled: 0, requests: 0 }
+    const client = HttpClient.make((request) =>
+      Effect.sync(() => {
+        counter.requests++
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            // Ends at 16 MiB, so that a client reading the whole body finishes (and the test fails instead of hanging).
+            if (counter.pulled >= 16 * 1024 * 1024) return controller.close()
+            counter.pulled += chunk.byteLength
+            controller.enqueue(chunk)
+          },
+          cancel() {
+            counter.cancelled++
+          }
+        }, { highWaterMark: 0 })
+        return HttpClientResponse.fromWeb(request, new Response(body, { status, headers: { "content-length": String(2 ** 31) } }))
+      })
+    )
+    return { counter, layer: Layer.succeed(HttpClient.HttpClient, client) }
+  }
+
+  it.live("a 200 with an endless body: at most `maxReplyBytes` and a chunk are read, the body is cancelled, the 200 counts", () => {
+    const chunk = new Uint8Array(16 * 1024)
+    const script = endlessBody(200, chunk)
+    return withDelivery(
+      script.layer,
+      Effect.gen(function*() {
+        const { delivery, logs, responses } = yield* services
+        yield* responses.insert(record("resp_big"))
+        yield* delivery.deliver({ responseId: "resp_big", orgId: "org_acme", url: "http://receiver.test/hook", token: null, body: {} })
+        const entries = yield* logs.deliveries.pipe(
+          Effect.tap(() => Effect.sleep("10 millis")),
+          Effect.repeat({ until: (log) => log.length >= 1 }),
+          Effect.timeout("20 seconds")
+        )
+        expect(entries).toEqual([expect.objectContaining({ round: 1, attempt: 1, status: 200, ok: true })])
+        expect(script.counter.requests).toBe(1)
+        expect(script.counter.pulled).toBeGreaterThan(WebhookDelivery.maxReplyBytes)
+        expect(script.counter.pulled).toBeLessThanOrEqual(WebhookDelivery.maxReplyBytes + 2 * chunk.byteLength)
+        expect(script.counter.cancelled).toBe(1)
+        const stored = yield* responses.get("resp_big")
+        expect(Option.map(stored, (r) => r.firstDeliveredAtMillis !== null)).toEqual(Option.some(true))
+      })
+    )
+  })
 })

@@ -37,6 +37,7 @@ export const make = (
     if (Option.isSome(updated) && updated.value.webhookUrl !== null && ModelResponse.isDeliverable(final.status)) {
       yield* webhooks.deliver({
         responseId: final.id,
+        orgId: updated.value.orgId,
         url: updated.value.webhookUrl,
         token: updated.value.webhookToken,
         body: ModelResponse.toJson(final)

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { HttpBody, HttpClient, HttpClientError, HttpClientRequest } from "@effect/platform"
+import { HttpBody, HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import {
   Clock,
   Context,
@@ -21,11 +21,11 @@ import {
   Layer,
   Option,
   Predicate,
-  Queue,
   type Redacted,
   Schedule,
   ScheduleDecision,
-  ScheduleInterval
+  ScheduleInterval,
+  Stream
 } from "effect"
 import * as Timeout from "../../Http/Timeout.js"
 import * as UndiciHttpClient from "../../Http/UndiciHttpClient.js"
@@ -33,6 +33,7 @@ import * as SelfDelivery from "../http/SelfDelivery.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { DurableWork, type StoredDelivery } from "../state/DurableWork.js"
 import { Logs, Responses } from "../state/Repositories.js"
+import { FairQueue } from "./FairQueue.js"
 
 /** Attempts in one round, back to back (spec: 3). */
 export const attemptsPerRound = 3
@@ -46,8 +47,16 @@ export const maxRequests = attemptsPerRound * maxRounds
 export const firstRoundDelay = Duration.seconds(5)
 /** The longest delay between rounds ("increasing delays of up to a few minutes"): 5 minutes. */
 export const maxRoundDelay = Duration.minutes(5)
-/** The default timeout of one delivery attempt: 10 seconds, so three attempts fit the 30-second round budget. */
+/**
+ * The default timeout of one delivery attempt: 10 seconds, so three attempts fit the 30-second round budget. It covers
+ * the whole exchange: connecting, sending, the answer's head and reading its body (up to {@link maxReplyBytes}).
+ */
 export const attemptTimeout = Duration.seconds(10)
+/**
+ * The most bytes of a receiver's answer body read per attempt: 64 KiB (docs/ASSUMPTIONS.md "Webhooks"). The body is
+ * read only to free the connection and is discarded; past this the connection is closed instead of read further.
+ */
+export const maxReplyBytes = 64 * 1024
 
 /**
  * The delay after failed round `round` (1-based) before the next one: 5 s, 10 s, 20 s, 40 s, 80 s, 160 s, then 300 s
@@ -114,9 +123,13 @@ export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{
   readonly final?: boolean
 }> {}
 
-/** A webhook to deliver: the response id, its URL, the optional token (never logged), and the JSON body. */
+/**
+ * A webhook to deliver: the response id, the organization that owns the response (`orgId`: deliveries are shared
+ * fairly among organizations), its URL, the optional token (never logged), and the JSON body.
+ */
 export interface Delivery {
   readonly responseId: string
+  readonly orgId: string
   readonly url: string
   readonly token: Redacted.Redacted<string> | null
   readonly body: unknown
@@ -131,21 +144,32 @@ export class WebhookDelivery extends Context.Tag("boxkit/server/WebhookDelivery"
 export interface DeliveryOptions {
   /** Attempts in flight at once over all deliveries (default 64); the others wait for a slot. */
   readonly concurrency?: number
+  /**
+   * Attempts in flight at once for the deliveries of one organization (default half of `concurrency`, rounded up:
+   * 32), so that one organization's slow or dead receivers always leave workers to the others.
+   */
+  readonly concurrencyPerOrganization?: number
   /** Timeout of one attempt (default {@link attemptTimeout}, 10 s); never more than what is left of the round. */
   readonly attemptTimeout?: Duration.Duration
 }
 
 /**
- * The delivery service: at most `concurrency` attempts at once, each bounded by its timeout, retried by
- * {@link deliveryRounds}. Every attempt is written to the delivery log (`Logs.delivery`, shown by `/_local/state`);
- * failed rounds and a delivery given up are logged; failures never change the response (spec rule 6). The first 2xx
- * starts the response's retention clock (spec rule 7).
+ * The delivery service: at most `concurrency` attempts at once, at most `concurrencyPerOrganization` of them for one
+ * organization, the organizations taking turns for free workers (FairQueue.ts), each attempt bounded by its timeout,
+ * retried by {@link deliveryRounds}. The answer's status decides (spec rule 5: a 2xx is delivered); its body is read
+ * up to {@link maxReplyBytes} and discarded, the connection closed past that (docs/ASSUMPTIONS.md "Webhooks"). Every
+ * attempt is written to the delivery log (`Logs.delivery`, shown by `/_local/state`); failed rounds and a delivery
+ * given up are logged; failures never change the response (spec rule 6). The first 2xx starts the response's
+ * retention clock (spec rule 7).
  *
- * Cost per delivery (most succeed at once): a place in a queue served by `concurrency` workers (stopped with the
- * layer), the JSON body encoded once, and a fiber of its own with the retry Schedule only after a failed first
- * attempt. With the live clock and the
- * toolkit's `UndiciHttpClient` (connections reused, one plain timer per attempt) an attempt's timeout needs no
- * racing fiber; with any other `HttpClient` or clock it is `Timeout.timeoutFail`.
+ * Cost per delivery (most succeed at once): a place in its organization's lane served by `concurrency` workers
+ * (stopped with the layer), the JSON body encoded once, and a fiber of its own with the retry Schedule only after a
+ * failed first attempt. With the live clock and the toolkit's `UndiciHttpClient` (connections reused, one plain timer
+ * per attempt) an attempt's timeout needs no racing fiber while the answer declares a body of at most
+ * {@link maxReplyBytes}; otherwise it is `Timeout.timeoutFail`.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layer = (options: DeliveryOptions = {}) =>
   Layer.scoped(
@@ -157,6 +181,7 @@ export const layer = (options: DeliveryOptions = {}) =>
       const work = yield* DurableWork
       const config = yield* LocalServiceConfig
       const concurrency = Math.max(1, options.concurrency ?? 64)
+      const perOrganization = Math.max(1, options.concurrencyPerOrganization ?? Math.ceil(concurrency / 2))
       const running = yield* FiberSet.make<void, never>()
       const timeoutMillis = Duration.toMillis(options.attemptTimeout ?? attemptTimeout)
       const lean = UndiciHttpClient.honoursDeadline(client)
@@ -171,26 +196,53 @@ export const layer = (options: DeliveryOptions = {}) =>
         return delivery.token === null ? request : HttpClientRequest.bearerToken(request, delivery.token)
       }
 
-      /** One attempt: its HTTP status, or why it failed (network error, timeout), never failing itself. */
+      /** What a failed exchange is logged as: the timeout's message, or the error's. */
+      const describe = (expired: string) => (error: unknown): string =>
+        typeof error === "string"
+          ? error
+          : HttpClientError.isHttpClientError(error) && error.cause === expired
+          ? expired
+          : error instanceof Error
+          ? error.message
+          : String(error)
+
+      /**
+       * Reads `response`'s body up to {@link maxReplyBytes} and discards it, never failing: the status is already
+       * decided. A body declared (or known by its status) to fit is read whole; with the toolkit's client on the live
+       * clock that read is bounded by the attempt's deadline timer, which is still running. Any other body is read as
+       * a stream until it ends or passes the cap (then the stream, so the connection, is closed), bounded by what is
+       * left of the attempt's time.
+       */
+      const drain = (response: HttpClientResponse.HttpClientResponse, deadlineMillis: number, timerRunning: boolean, clock: Clock.Clock) => {
+        const declared = response.headers["content-length"]
+        const fits = response.status === 204 || response.status === 304 ||
+          (declared !== undefined && /^\d{1,15}$/.test(declared) && Number(declared) <= maxReplyBytes)
+        const read: Effect.Effect<unknown, unknown> = fits
+          ? response.arrayBuffer
+          : Stream.runFoldWhile(response.stream, 0, (bytes) => bytes <= maxReplyBytes, (bytes, chunk) => bytes + chunk.byteLength)
+        if (fits && timerRunning) return Effect.ignore(read)
+        const left = Math.max(1, deadlineMillis - clock.unsafeCurrentTimeMillis())
+        return Effect.ignore(Timeout.timeoutFail(read, left, () => "expired"))
+      }
+
+      /**
+       * One attempt: its HTTP status, or why it failed (network error, or no answer's head within `timeout`), never
+       * failing itself. The status stands once the answer's head has arrived: its body is then only drained.
+       */
       const exchange = (request: HttpClientRequest.HttpClientRequest, timeout: number, clock: Clock.Clock) => {
         const expired = `timed out after ${timeout} ms`
+        const timerRunning = lean && clock.constructor === liveClock
+        const deadlineMillis = clock.unsafeCurrentTimeMillis() + timeout
+        const head: Effect.Effect<HttpClientResponse.HttpClientResponse, unknown> = timerRunning
+          ? UndiciHttpClient.withDeadline(client.execute(request), { atMillis: deadlineMillis, onExpire: () => expired })
+          : Timeout.timeoutFail(client.execute(request), timeout, () => expired)
         // A refusal by a boxkit service of its own delivery is told apart by its header (status -1: never retried).
-        const post = Effect.flatMap(client.execute(request), (response) =>
+        const post = Effect.flatMap(head, (response) =>
           Effect.as(
-            Effect.ignore(response.text),
+            drain(response, deadlineMillis, timerRunning, clock),
             response.headers[SelfDelivery.refusedHeader] !== undefined ? selfRefused : response.status
           ))
-        const bounded: Effect.Effect<number, unknown> = lean && clock.constructor === liveClock
-          ? UndiciHttpClient.withDeadline(post, { atMillis: clock.unsafeCurrentTimeMillis() + timeout, onExpire: () => expired })
-          : Timeout.timeoutFail(post, timeout, () => expired)
-        return Effect.either(Effect.mapError(bounded, (error) =>
-          typeof error === "string"
-            ? error
-            : HttpClientError.isHttpClientError(error) && error.cause === expired
-            ? expired
-            : error instanceof Error
-            ? error.message
-            : String(error)))
+        return Effect.either(Effect.mapError(post, describe(expired)))
       }
 
       const attempt = (delivery: Delivery, request: HttpClientRequest.HttpClientRequest, position: DeliveryPosition) =>
@@ -229,19 +281,24 @@ export const layer = (options: DeliveryOptions = {}) =>
           })
         )
 
-      // Every attempt runs on one of `concurrency` workers fed by one queue (one offer per attempt, no fiber per
-      // waiting attempt). Not a semaphore: thousands of retries waiting on one (a dead receiver) are all woken at every
-      // release, and each wake-up that finds no permit nests another wait in the waiting fiber: memory grew with
-      // waiters times releases (3 GB for 2,000 deliveries to a dead port, issue 17).
-      const attempts = yield* Queue.unbounded<Effect.Effect<void>>()
-      const worker = Effect.forever(Effect.flatten(Queue.take(attempts)))
+      // Every attempt runs on one of `concurrency` workers fed by one lane per organization, taken in turn
+      // (FairQueue.ts: one offer per attempt, no fiber per waiting attempt). Not a semaphore: thousands of retries
+      // waiting on one (a dead receiver) are all woken at every release, and each wake-up that finds no permit nests
+      // another wait in the waiting fiber: memory grew with waiters times releases (3 GB for 2,000 deliveries to a
+      // dead port). Not one queue: one organization's backlog would go before every later delivery of the others.
+      const attempts = new FairQueue<Effect.Effect<void>>(perOrganization)
+      const worker = Effect.forever(Effect.flatMap(attempts.take, ({ lane, task }) =>
+        Effect.ensuring(task, Effect.sync(() => attempts.done(lane)))))
       yield* Effect.forkScoped(
         Effect.all(Array.from({ length: concurrency }, () => worker), { concurrency: "unbounded", discard: true })
       )
-      /** `effect` run on a worker; the caller waits for its outcome. */
-      const onWorker = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      /** `effect` run on a worker, in organization `orgId`'s lane; the caller waits for its outcome. */
+      const onWorker = <A, E>(orgId: string, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
         Effect.flatMap(Deferred.make<A, E>(), (outcome) =>
-          Effect.zipRight(Queue.offer(attempts, Effect.asVoid(Effect.intoDeferred(effect, outcome))), Deferred.await(outcome)))
+          Effect.zipRight(
+            Effect.sync(() => attempts.offer(orgId, Effect.asVoid(Effect.intoDeferred(effect, outcome)))),
+            Deferred.await(outcome)
+          ))
 
       /**
        * After a failed attempt at `from` (undefined: the first attempt): the rounds of {@link deliveryRoundsFrom}, fed
@@ -259,8 +316,8 @@ export const layer = (options: DeliveryOptions = {}) =>
             const previous = position
             position = next
             return Effect.zipRight(work.progressDelivery(delivery.responseId, next), next.round > previous.round
-              // At debug level: thousands of deliveries to a dead receiver must not flood the log (issue 17); giving
-              // up is an error.
+              // At debug level: thousands of deliveries to a dead receiver must not flood the log; giving up is an
+              // error.
               ? Effect.logDebug("completion webhook round failed").pipe(Effect.annotateLogs({
                 response_id: delivery.responseId,
                 round: previous.round,
@@ -273,7 +330,7 @@ export const layer = (options: DeliveryOptions = {}) =>
           const loop = (failure: DeliveryFailed): Effect.Effect<void, DeliveryFailed> =>
             failure.final === true ? Effect.fail(failure) : Effect.matchEffect(driver.next(failure), {
               onFailure: () => Effect.fail(failure),
-              onSuccess: () => Effect.catchAll(onWorker(attempt(delivery, request, position)), loop)
+              onSuccess: () => Effect.catchAll(onWorker(delivery.orgId, attempt(delivery, request, position)), loop)
             })
           return loop(first)
         })
@@ -294,6 +351,7 @@ export const layer = (options: DeliveryOptions = {}) =>
           const record = yield* responses.get(stored.responseId)
           const delivery: Delivery = {
             responseId: stored.responseId,
+            orgId: record._tag === "Some" ? record.value.orgId : "",
             url: stored.url,
             token: record._tag === "Some" ? record.value.webhookToken : null,
             body: stored.body
@@ -302,7 +360,7 @@ export const layer = (options: DeliveryOptions = {}) =>
           if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
           const request = requestOf(delivery)
           yield* Effect.catchAll(
-            onWorker(attempt(delivery, request, stored.position)),
+            onWorker(delivery.orgId, attempt(delivery, request, stored.position)),
             (failure) => retry(delivery, request, failure, stored.position)
           ).pipe(Effect.catchAll(logGiveUp(delivery)))
         })
@@ -343,7 +401,7 @@ export const layer = (options: DeliveryOptions = {}) =>
                 body: delivery.body,
                 position: { round: 1, attempt: 1, roundStartedAtMillis: now }
               })),
-            Queue.offer(attempts, first(delivery))
+            Effect.sync(() => attempts.offer(delivery.orgId, first(delivery)))
           )
       }
     })
@@ -360,7 +418,7 @@ const liveClock = Clock.make().constructor
 
 /**
  * `url` with the user name and password of its userinfo replaced by `REDACTED` (`https://REDACTED:REDACTED@host/`),
- * for every answer and log that shows a webhook URL (issue 17); other texts are returned as they are.
+ * for every answer and log that shows a webhook URL; other texts are returned as they are.
  */
 export const redactUserinfo = (url: string): string => {
   try {
