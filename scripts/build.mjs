@@ -12,7 +12,7 @@
 // `node scripts/build.mjs --command` only the command (npm install in a checkout runs it as `prepare`).
 // bin/boxkit.js calls `ensureCommand()` in a git checkout only, to rebuild the command when a source is newer.
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join, relative, sep } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -105,8 +105,23 @@ const swapIn = async (target, make) => {
   }
 }
 
+/**
+ * Writes package.json's `version` into src/Client/Version.ts when it differs (the client's `User-Agent` names it, and
+ * every build compiles that constant in), so that a version bump reaches the tarball and the command.
+ */
+const syncVersion = () => {
+  const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
+  const path = join(src, "Client", "Version.ts")
+  const source = readFileSync(path, "utf8")
+  const declaration = /^export const version = "[^"]*"$/m
+  if (!declaration.test(source)) throw new Error(`${relative(root, path)} has no \`export const version = "..."\` line`)
+  const updated = source.replace(declaration, `export const version = ${JSON.stringify(version)}`)
+  if (updated !== source) writeFileSync(path, updated)
+}
+
 /** dist/esm, dist/cjs and dist/dts. */
 export const buildLibrary = async () => {
+  syncVersion()
   await swapIn(join(dist, "esm"), (out) => transpile("esm", out).then(() => markFormat(out, "module")))
   await swapIn(join(dist, "cjs"), (out) => transpile("cjs", out).then(() => markFormat(out, "commonjs")))
   await swapIn(join(dist, "dts"), async (out) => declarations(out))
@@ -114,6 +129,7 @@ export const buildLibrary = async () => {
 
 /** The command's bundle (dist/boxkit.cjs and its map) and the tables it loads. */
 export const buildCommand = async () => {
+  syncVersion()
   const { build } = await esbuild()
   if (!existsSync(commandTables)) {
     markFormat(join(dist, "cjs"), "commonjs")

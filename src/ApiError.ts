@@ -33,16 +33,49 @@ export const ErrorEnvelope = Schema.Struct({ error: ErrorBody }, { key: Schema.S
 export type ErrorEnvelope = typeof ErrorEnvelope.Type
 
 /**
+ * Where and how far a client call had got when it failed, carried as `context` by every error a client operation
+ * fails with once its retries are over: `operation`, the client's name of the operation (`boxes.create`: the
+ * contract's group and endpoint); `method`, the HTTP method (`POST`); `path`, the request's path without the base
+ * URL and without its query (`/v1/boxes/sb_...`; the API key is never part of it); `attempts`, the attempts made (the
+ * first included); and `maxAttempts`, the attempts the call's retry settings allowed. An error's `name` (what a log
+ * line and `Cause.pretty` print before its message) ends with it, e.g.
+ * `RateLimitError (429 rate_limit_error) [boxes.create POST /v1/boxes, attempt 4 of 4]`; `message` stays the
+ * service's message. Never on the wire: the service's answers do not carry it.
+ *
+ * Source: docs/ASSUMPTIONS.md "Client" (the context of a failed call).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export const CallContext = Schema.Struct({
+  operation: Schema.String,
+  method: Schema.String,
+  path: Schema.String,
+  attempts: Schema.Number,
+  maxAttempts: Schema.Number
+})
+
+/**
+ * The context of a failed client call (see the {@link CallContext} schema).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type CallContext = typeof CallContext.Type
+
+/**
  * Fields shared by every typed API error: the envelope's `message`, `param` (request field the error is about, or
- * null), `code` (stable short code, a runtime token, or null), the HTTP `status`, and `retryAfter`: the parsed
- * `Retry-After` header when the answer carried one (a Duration; the header is in seconds or an HTTP date).
+ * null), `code` (stable short code, a runtime token, or null), the HTTP `status`, `retryAfter`: the parsed
+ * `Retry-After` header when the answer carried one (a Duration; the header is in seconds or an HTTP date), and
+ * `context`: the client call that failed ({@link CallContext}; set by the client, absent on the service's side).
  */
 const commonFields = {
   message: Schema.String,
   param: Schema.NullOr(Schema.String),
   code: Schema.NullOr(Schema.Union(Schema.String, Schema.Number)),
   status: Schema.Number,
-  retryAfter: Schema.optional(Schema.DurationFromSelf)
+  retryAfter: Schema.optional(Schema.DurationFromSelf),
+  context: Schema.optional(CallContext)
 }
 
 /** 400 `invalid_request_error`: the request was rejected; `message` and `param` name the field or rule. */
@@ -169,23 +202,30 @@ export class TransportError extends Schema.TaggedError<TransportError>()("Transp
   method: Schema.String,
   url: Schema.String,
   requestSent: Schema.optionalWith(Schema.Boolean, { default: () => true }),
-  cause: Schema.optional(Schema.Defect)
+  cause: Schema.optional(Schema.Defect),
+  context: Schema.optional(CallContext)
 }) {}
 
-/** An attempt or the whole call ran past its deadline. `timeout` is the limit that was hit. */
+/**
+ * An attempt or the whole call ran past its deadline. `timeout` is the limit that was hit; `context`, the call that
+ * failed ({@link CallContext}).
+ */
 export class TimeoutError extends Schema.TaggedError<TimeoutError>()("TimeoutError", {
   message: Schema.String,
-  timeout: Schema.DurationFromSelf
+  timeout: Schema.DurationFromSelf,
+  context: Schema.optional(CallContext)
 }) {}
 
 /**
  * The service answered, but not in a shape this client understands: a 2xx body that does not match the resource
- * schema, an error status without an envelope, or a status the operation does not list.
+ * schema, an error status without an envelope, or a status the operation does not list. `context`: the call that
+ * failed ({@link CallContext}).
  */
 export class UnexpectedResponseError extends Schema.TaggedError<UnexpectedResponseError>()("UnexpectedResponseError", {
   message: Schema.String,
   status: Schema.Number,
-  cause: Schema.optional(Schema.Defect)
+  cause: Schema.optional(Schema.Defect),
+  context: Schema.optional(CallContext)
 }) {}
 
 /**
@@ -200,21 +240,56 @@ export const summary = (error: AnyApiError): string =>
   ].join(", ")
 
 /**
+ * A failed call's context as a person reads it, e.g. `boxes.create POST /v1/boxes, attempt 4 of 4`, or
+ * `..., no attempt of 6 made` when the call's deadline had passed before its first attempt.
+ *
+ * @since 0.1.0
+ * @category Formatting
+ */
+export const formatContext = (context: CallContext): string =>
+  `${context.operation} ${context.method} ${context.path}, ${
+    context.attempts === 0 ? `no attempt of ${context.maxAttempts} made` : `attempt ${context.attempts} of ${context.maxAttempts}`
+  }`
+
+/**
  * What a log line and `Cause.pretty` show before an error's message (they print `name: message`): the class with
- * what a person needs beside the message, e.g. `NotFoundError (404 not_found_error): No secret named X.` or
+ * what a person needs beside the message, then the failed call's context when the client set one, e.g.
+ * `NotFoundError (404 not_found_error) [secrets.retrieve GET /v1/secrets/X, attempt 1 of 6]: No secret named X.` or
  * `TransportError (GET http://127.0.0.1:8787/v1/secrets/X): connect ECONNREFUSED 127.0.0.1:8787`. `message` itself
  * stays the envelope's message.
  */
-const nameWith = (errorClass: { readonly prototype: object }, describe: (error: any) => string) =>
+const nameWith = (errorClass: { readonly prototype: object }, describe?: (error: any) => string) =>
   Object.defineProperty(errorClass.prototype, "name", {
     configurable: true,
-    get(this: { readonly _tag: string }) {
-      return `${this._tag} (${describe(this)})`
+    get(this: { readonly _tag: string; readonly context?: CallContext | undefined }) {
+      const described = describe === undefined ? this._tag : `${this._tag} (${describe(this)})`
+      return this.context === undefined ? described : `${described} [${formatContext(this.context)}]`
     }
   })
 for (const errorClass of [...apiErrorClasses, UnknownApiError]) nameWith(errorClass, summary)
 nameWith(TransportError, (error: TransportError) => `${error.method} ${error.url}`)
 nameWith(UnexpectedResponseError, (error: UnexpectedResponseError) => `HTTP ${error.status}`)
+nameWith(TimeoutError)
+
+/** Any error a client call can end with: the typed API errors and the client's own. */
+type ContextualError = AnyApiError | TransportError | TimeoutError | UnexpectedResponseError
+
+/**
+ * A copy of `error` carrying `context` (the failed call: operation, method, path, attempts; see {@link CallContext}),
+ * every other field as it was. The client's transport sets it on the error a call ends with, once its retries are
+ * over. `error` itself is not changed (one error may be shared, e.g. by a test double).
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const withContext = <E extends ContextualError>(error: E, context: CallContext): E => {
+  // `message` and `cause` are own properties that are not enumerable (as on every `Error`): named, not spread.
+  const fields: Record<string, unknown> = { ...error, message: error.message, context }
+  if ("cause" in error && error.cause !== undefined) fields.cause = error.cause
+  delete fields._tag
+  const ErrorClass = error.constructor as new(fields: object, disableValidation: boolean) => E
+  return new ErrorClass(fields, true)
+}
 
 const constructors: Record<string, (fields: typeof commonFields extends infer _ ? any : never) => AnyApiError> =
   Object.fromEntries(apiErrorClasses.map((errorClass) => [errorClass.type, (fields: any) => new errorClass(fields)]))

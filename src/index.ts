@@ -36,7 +36,7 @@ export * as Boxkit from "./Client/Boxkit.js"
 export * as WebhookReceiver from "./Client/WebhookReceiver.js"
 /** The retry Schedules and what is retried. @since 0.1.0 */
 export * as Retry from "./Client/Retry.js"
-/** The shared transport: per-call retry overrides (`Transport.withRetry`). @since 0.1.0 */
+/** The shared transport: `withRetry` (per-call retries), `withResponse` (status, headers). @since 0.1.0 */
 export * as Transport from "./Client/Transport.js"
 /** Idempotency keys on the client (`Idempotent` results, `Idempotent-Replayed`). @since 0.1.0 */
 export * as IdempotencyKey from "./Client/IdempotencyKey.js"

@@ -1,12 +1,14 @@
 /**
- * Configuration of the client toolkit: the API key (`Redacted`), the two base URLs, and the retry and timeout policy.
- * Read from the environment (`BOX_API_KEY`, `BOX_BASE_URL`, `BOX_API_URL`) or given in code.
+ * Configuration of the client toolkit: the API key (`Redacted`), the two base URLs, the retry and timeout policy,
+ * default headers and `transformClient`. Read from the environment (`BOX_API_KEY`, `BOX_BASE_URL`, `BOX_API_URL`) or
+ * given in code.
  *
  * Source: spec Conventions (`{base_url}`, `{api_url}`, both ending in `/v1`; the same API key works on both) and
  * Authentication 1, 6.
  *
  * @since 0.1.0
  */
+import type { HttpClient } from "@effect/platform"
 import { Config, type ConfigError, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 
 /**
@@ -68,34 +70,61 @@ export const mergeRetry = (
 
 /**
  * Settings of the client: `apiKey` (sent as `Authorization: Bearer`, never logged), `baseUrl` (`{base_url}`, boxes,
- * secrets, egress policies) and `apiUrl` (`{api_url}`, apps and responses), both ending in `/v1`, and `retry`.
+ * secrets, egress policies) and `apiUrl` (`{api_url}`, apps and responses), both ending in `/v1`, `retry`, and the
+ * optional `headers` and `transformClient` (see {@link BoxkitOptions}; `headers` names in lower case).
  */
 export interface BoxkitSettings {
   readonly apiKey: Redacted.Redacted<string>
   readonly baseUrl: string
   readonly apiUrl: string
   readonly retry: RetrySettings
+  readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
+  readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
 }
 
 /**
- * The client's options as code gives them: `apiKey` (a string is wrapped in `Redacted`), `baseUrl` (`{base_url}`,
- * required: there is no default service), `apiUrl` (`{api_url}`, default `baseUrl`) and retry overrides (see
- * {@link RetrySettings}).
+ * The client's options as code gives them:
+ * - `apiKey` (a string is wrapped in `Redacted`);
+ * - `baseUrl` (`{base_url}`, required: there is no default service) and `apiUrl` (`{api_url}`, default `baseUrl`);
+ * - `retry`: retry overrides (see {@link RetrySettings});
+ * - `headers`: sent on every request (names case-insensitive; a `Redacted` value, e.g. a proxy's token, is unwrapped
+ *   only onto the wire). Each request's own headers (`Idempotency-Key`, `X-Box-Owner-Override-Reason`,
+ *   `Content-Type`) win over them, and `Authorization` is always the API key's. Every request also carries
+ *   `User-Agent: boxkit/<version>`, unless `headers` gives a `User-Agent` of its own;
+ * - `transformClient`: applied last to the `HttpClient` every request of the client goes through (Effect's name and
+ *   shape, as in `@effect/ai-openai`), e.g. `HttpClient.mapRequest(...)` or `HttpClient.tap(...)`: it sees each
+ *   request with the headers above and the raw answer (error answers before they are decoded into typed errors).
+ *   Its requests are still retried and bounded by the client's own policy, so adding a retry in it multiplies the
+ *   attempts.
+ *
+ * Source: spec "Conventions", "Authentication" 1; docs/ASSUMPTIONS.md "Client" (default headers, User-Agent,
+ * transformClient).
  */
 export interface BoxkitOptions {
   readonly apiKey: string | Redacted.Redacted<string>
   readonly baseUrl: string
   readonly apiUrl?: string | undefined
   readonly retry?: Partial<RetrySettings> | undefined
+  readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
+  readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
 }
 
-/** The settings of `options`: the key wrapped in `Redacted`, `apiUrl` defaulted to `baseUrl`, retry merged. */
-export const makeSettings = (options: BoxkitOptions): BoxkitSettings => ({
-  apiKey: typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey,
-  baseUrl: options.baseUrl,
-  apiUrl: options.apiUrl ?? options.baseUrl,
-  retry: mergeRetry(defaultRetry, options.retry)
-})
+/**
+ * The settings of `options`: the key wrapped in `Redacted`, `apiUrl` defaulted to `baseUrl`, retry merged, header
+ * names in lower case (a later spelling of one name wins), `transformClient` as given.
+ */
+export const makeSettings = (options: BoxkitOptions): BoxkitSettings => {
+  const headers: Record<string, string | Redacted.Redacted<string>> = {}
+  for (const name in options.headers ?? {}) headers[name.toLowerCase()] = options.headers![name]
+  return {
+    apiKey: typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey,
+    baseUrl: options.baseUrl,
+    apiUrl: options.apiUrl ?? options.baseUrl,
+    retry: mergeRetry(defaultRetry, options.retry),
+    headers,
+    transformClient: options.transformClient
+  }
+}
 
 /**
  * The configuration read from the environment (or any `ConfigProvider`): `BOX_API_KEY` (required, read as
@@ -116,7 +145,9 @@ export class BoxkitConfig extends Context.Tag("boxkit/BoxkitConfig")<BoxkitConfi
 
   /**
    * From a `Config` ({@link fromEnv} by default: `BOX_API_KEY`, `BOX_BASE_URL`, `BOX_API_URL`). Fails with a
-   * `ConfigError` naming a missing or invalid setting.
+   * `ConfigError` naming a missing or invalid setting. Options that code gives (`headers`, `transformClient`) go
+   * through `Config.map`, e.g.
+   * `BoxkitConfig.layerConfig(Config.map(fromEnv, (options) => ({ ...options, headers: { "x-team": "infra" } })))`.
    */
   static readonly layerConfig = (
     config: Config.Config<BoxkitOptions> = fromEnv

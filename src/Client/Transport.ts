@@ -7,7 +7,10 @@
  * `operation` (with `operationWithResponse` and `operationRaw`), through which every service method runs one
  * operation of the contract: the endpoint, `safeToRepeat`, retry overrides and the owner-override header, with the
  * errors the endpoint lists in the contract.
- * Per-call retry settings: {@link withRetry} or a service method's `retry` option.
+ * Per-call retry settings: {@link withRetry} or a service method's `retry` option. The answer's status and headers
+ * beside its value: {@link withResponse}. Every request carries `User-Agent: boxkit/<version>` and the configured
+ * default headers (`BoxkitOptions.headers`), and goes through `BoxkitOptions.transformClient` when one is set; the
+ * error a call ends with carries its context (operation, method, path, attempts: `ApiError.CallContext`).
  *
  * Cost per call (issue 6): one timer per attempt (in the HTTP client when it is the toolkit's own and the clock is
  * live, else a racing fiber), the retry Schedule set up only after a failure, settings merged only when overridden,
@@ -18,6 +21,7 @@
  * @since 0.1.0
  */
 import {
+  Headers,
   type HttpApiEndpoint,
   HttpClient,
   HttpClientError,
@@ -25,11 +29,11 @@ import {
   type HttpClientResponse
 } from "@effect/platform"
 import { Cause, Clock, Context, Duration, Effect, Either, Exit, FiberRef, Option, ParseResult, Redacted, Schedule, Schema, type Tracer } from "effect"
-import { dual } from "effect/Function"
+import { dual, identity } from "effect/Function"
 import { globalValue } from "effect/GlobalValue"
 import * as ApiError from "../ApiError.js"
 import { apiUrlGroups, BoxServiceApi, IdempotencyKeyHeader, OwnerOverrideHeader } from "../Contract/Api.js"
-import { BoxkitConfig, mergeRetry, type RetrySettings } from "./BoxkitConfig.js"
+import { BoxkitConfig, type BoxkitSettings, mergeRetry, type RetrySettings } from "./BoxkitConfig.js"
 import * as ContractClient from "./ContractClient.js"
 import {
   type ClientFailure,
@@ -47,6 +51,7 @@ import * as Retry from "./Retry.js"
 import * as Timeout from "../Http/Timeout.js"
 import * as Tracing from "./Tracing.js"
 import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
+import { userAgent } from "./Version.js"
 
 export type {
   ApiErrorClass,
@@ -168,6 +173,72 @@ export const withRetry: {
 )
 
 /**
+ * What the service answered beside an operation's value (see {@link withResponse}): the HTTP `status` and the
+ * answer's `headers` (names in lower case; e.g. `idempotent-replayed`, `retry-after`, `content-type`). The spec
+ * names no request-id header, so there is no request id field: a service that sends one (e.g. `x-request-id`)
+ * has it in `headers` (docs/ASSUMPTIONS.md "Client").
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ResponseMetadata {
+  readonly status: number
+  readonly headers: Headers.Headers
+}
+
+/**
+ * An operation's value with the {@link ResponseMetadata} of the answer it came from ({@link withResponse}).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface WithResponse<A> {
+  readonly value: A
+  readonly response: ResponseMetadata
+}
+
+/** Where {@link withResponse} collects the answers of the calls it runs; also hands each one to the enclosing one. */
+class ResponseSlot {
+  response: HttpClientResponse.HttpClientResponse | undefined = undefined
+  constructor(private readonly outer: ResponseSlot | undefined) {}
+  record(response: HttpClientResponse.HttpClientResponse): void {
+    this.response = response
+    this.outer?.record(response)
+  }
+}
+
+/** The {@link withResponse} collecting the answers of the current fiber's calls, if any (none by default). */
+const currentResponseSlot: FiberRef.FiberRef<ResponseSlot | undefined> = globalValue(
+  Symbol.for("boxkit/Transport/currentResponseSlot"),
+  () => FiberRef.unsafeMake<ResponseSlot | undefined>(undefined)
+)
+
+/**
+ * Runs `self` (any client operation, e.g. `boxes.create(request)`) and answers its value with the status and
+ * headers of the HTTP answer it came from: `{ value, response: { status, headers } }` (the `withResponse()` of
+ * other SDKs, as a combinator: `boxes.retrieve(id).pipe(Transport.withResponse)`). After retries, the answer is
+ * the last attempt's (the one that succeeded). When `self` makes several calls (a wait that polls, a workflow), the
+ * answer is the last one received. Failures are `self`'s, unchanged. Dies when `self` succeeds without any HTTP
+ * answer through this client (it was not a client operation).
+ *
+ * Source: docs/ASSUMPTIONS.md "Client" (answer metadata).
+ *
+ * @since 0.1.0
+ * @category Combinators
+ */
+export const withResponse = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<WithResponse<A>, E, R> =>
+  Effect.withFiberRuntime((fiber) => {
+    const slot = new ResponseSlot(fiber.getFiberRef(currentResponseSlot))
+    return Effect.flatMap(Effect.locally(self, currentResponseSlot, slot), (value) => {
+      const response = slot.response
+      if (response === undefined) {
+        return Effect.dieMessage("Transport.withResponse: the effect succeeded without an HTTP answer from the client")
+      }
+      return Effect.succeed({ value, response: { status: response.status, headers: response.headers } })
+    })
+  })
+
+/**
  * The headers of a call's owner override (spec "Boxes": an admin acting on another user's private box names the
  * reason in `x-box-owner-override-reason`): the header when `reason` is set, else none.
  */
@@ -197,6 +268,15 @@ export interface OperationOptions {
 export interface OperationCallOptions extends CallOptions {
   /** The reason of an admin's owner override, sent as `x-box-owner-override-reason` (box operations only). */
   readonly ownerOverrideReason?: string | undefined
+}
+
+/**
+ * What a call is, for the context of the error it ends with (`ApiError.CallContext`): read only when the call
+ * fails, so that a call that succeeds does not work out its path.
+ */
+export interface CallSite {
+  /** The operation (`boxes.create`), the HTTP method, and the path without the base URL or the query. */
+  readonly describe: () => { readonly operation: string; readonly method: string; readonly path: string }
 }
 
 /** Options of one logical call. */
@@ -303,6 +383,13 @@ class Call<A, R> {
     })
   }
 
+  /** `error`, the call's last, carrying the call's context: `site`, the attempts made and allowed. */
+  withContext(error: ClientFailure, site: CallSite): ClientFailure {
+    const { method, operation, path } = site.describe()
+    const attempts = { attempts: this.attempts, maxAttempts: this.settings.maxAttempts }
+    return ApiError.withContext(error, { operation, method, path, ...attempts })
+  }
+
   /** The operation span's attributes (see `Transport.call`). */
   annotate(span: Tracer.Span, exit: Exit.Exit<A, ClientFailure>): void {
     span.attribute("boxkit.attempts", this.attempts)
@@ -331,20 +418,90 @@ class AttemptDeadline implements UndiciHttpClient.Deadline {
   }
 }
 
+/**
+ * The headers the toolkit sends on every request, under each request's own: `User-Agent: boxkit/<version>`, then
+ * `BoxkitConfig.headers` (names in lower case; a `Redacted` value unwrapped here, for the wire only), so that a
+ * configured `User-Agent` wins over the toolkit's.
+ */
+const defaultHeadersOf = (config: BoxkitSettings): Record<string, string> => {
+  const headers: Record<string, string> = { "user-agent": userAgent }
+  const configured = config.headers ?? {}
+  for (const name in configured) {
+    const value = configured[name]
+    headers[name.toLowerCase()] = Redacted.isRedacted(value) ? Redacted.value(value) : value
+  }
+  return headers
+}
+
+/** The site of an operation of the contract: `group.name`, its method and its path (parameters URL-encoded). */
+class OperationSite implements CallSite {
+  constructor(private readonly group: string, private readonly name: string, private readonly request: object) {}
+  describe() {
+    const groups = BoxServiceApi.groups as Record<string, { readonly endpoints: Record<string, { readonly method: string }> }>
+    const endpoint = groups[this.group].endpoints[this.name]
+    const params = (this.request as { readonly path?: Readonly<Record<string, unknown>> }).path ?? {}
+    const encoded: Record<string, string> = {}
+    for (const key in params) encoded[key] = encodeURIComponent(String(params[key]))
+    return {
+      operation: `${this.group}.${this.name}`,
+      method: endpoint.method,
+      path: ContractClient.pathOf(BoxServiceApi, this.group, this.name)(encoded)
+    }
+  }
+}
+
+/**
+ * The site of a request built by hand: the operation, the request's method, and its URL without `base` (the group's
+ * address without `/v1`, as the contract's paths carry it) and without query.
+ */
+class RawSite implements CallSite {
+  constructor(
+    private readonly operation: string,
+    private readonly request: HttpClientRequest.HttpClientRequest,
+    private readonly base: string
+  ) {}
+  describe() {
+    const url = this.request.url.replace(/[?#].*$/, "")
+    const path = url.startsWith(this.base)
+      ? url.slice(this.base.length)
+      : URL.canParse(url)
+      ? new URL(url).pathname
+      : url
+    return { operation: this.operation, method: this.request.method, path }
+  }
+}
+
 /** The shared transport. */
 export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
   effect: Effect.gen(function*() {
     const config = yield* BoxkitConfig
-    const base = yield* HttpClient.HttpClient
+    const provided = yield* HttpClient.HttpClient
+    // `transformClient` wraps the client every request goes through, outside the headers the toolkit sets (so it
+    // sees them). A transformed client may run requests on fibers of its own: attempts are then bounded by a racing
+    // timer instead of the toolkit's own client's deadline (`lean` is false).
+    const transform = config.transformClient ?? identity
+    const base = transform(provided)
     const lean = UndiciHttpClient.honoursDeadline(base)
-    /** Raw requests (streams, raw bodies): the bearer key and the key encoding added, error answers decoded. */
-    const http = base.pipe(
+    /** Every request's headers under its own: `User-Agent`, the configured ones, the bearer key (which wins). */
+    const defaultHeaders = {
+      ...defaultHeadersOf(config),
+      authorization: `Bearer ${Redacted.value(config.apiKey)}`
+    }
+    /**
+     * Raw requests (streams, raw bodies): the default headers, the bearer key and the key encoding added, then
+     * `transformClient`; error answers decoded.
+     */
+    const defaultHeaderSet = Headers.fromInput(defaultHeaders)
+    const http = transform(provided.pipe(
       HttpClient.mapRequest((request) => {
         const key = request.headers[IdempotencyKeyHeader]
         const encoded = key === undefined ? undefined : IdempotencyKey.toHeaderValue(key)
-        return encoded === key ? request : HttpClientRequest.setHeader(request, IdempotencyKeyHeader, encoded!)
-      }),
-      HttpClient.mapRequest(HttpClientRequest.bearerToken(config.apiKey)),
+        const own = encoded === key ? request.headers : Headers.set(request.headers, IdempotencyKeyHeader, encoded!)
+        // The request's own headers over the defaults; the bearer key over both.
+        const headers = Headers.set(Headers.merge(defaultHeaderSet, own), "authorization", defaultHeaders.authorization)
+        return HttpClientRequest.setHeaders(request, headers)
+      })
+    )).pipe(
       HttpClient.transformResponse(Effect.flatMap((response) =>
         response.status >= 400 ? decodeErrorResponse(response) : Effect.succeed(response)
       ))
@@ -353,7 +510,7 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
       ContractClient.make(BoxServiceApi, {
         httpClient: base,
         baseUrl: origin(baseUrl),
-        headers: { authorization: `Bearer ${Redacted.value(config.apiKey)}` },
+        headers: defaultHeaders,
         mapHeaders: (headers) => {
           const key = headers[IdempotencyKeyHeader]
           return key === undefined || IdempotencyKey.toHeaderValue(key) === key
@@ -382,13 +539,17 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
      * is where an attempt of this transport waits); otherwise a racing fiber (`Timeout.timeoutFail`). The retry
      * Schedule is only set up after a first failure.
      *
+     * With a `site`, the error the call ends with carries its context (`ApiError.CallContext`: operation, method,
+     * path, attempts made and allowed), shown in its `name`.
+     *
      * The current operation span (e.g. `Boxes.create`; see Tracing.ts) gets `boxkit.attempts`,
      * `boxkit.safe_to_repeat`, `boxkit.outcome` (`success` or `failure`) and on failure `boxkit.error`,
      * `boxkit.error_type`, `boxkit.http_status` and `boxkit.code`.
      */
     const call = <A, E, R>(
       attempt: Effect.Effect<A, E, R>,
-      options: CallOptions
+      options: CallOptions,
+      site?: CallSite
     ): Effect.Effect<A, ClientFailure, R> =>
       Effect.withFiberRuntime<A, ClientFailure, R>((fiber) => {
         const local = fiber.getFiberRef(currentRetryOverrides)
@@ -408,9 +569,10 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
         )
         const once = Effect.suspend(() => state.once())
         const retried = Effect.catchAll(once, (first) => state.retry(first, once))
+        const ended = site === undefined ? retried : Effect.mapError(retried, (error) => state.withContext(error, site))
         const span = Tracing.spanOf(fiber)
-        if (span === undefined) return retried
-        return Effect.onExit(retried, (exit) => Effect.sync(() => state.annotate(span, exit)))
+        if (span === undefined) return ended
+        return Effect.onExit(ended, (exit) => Effect.sync(() => state.annotate(span, exit)))
       })
 
     const clientOf = (group: string) => (apiUrlGroups.has(group) ? api : box) as unknown as Record<
@@ -427,6 +589,34 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
     }
 
     /**
+     * Endpoint `name` of `group` sent with `request` by {@link call}, with its {@link OperationSite}: its value, or
+     * `[value, response]` when `answerResponse`; the answer is handed to an enclosing {@link withResponse}.
+     */
+    const sendOperation = (
+      group: string,
+      name: string,
+      request: object,
+      options: OperationCallOptions,
+      answerResponse: boolean
+    ): Effect.Effect<any, ClientFailure> =>
+      Effect.withFiberRuntime((fiber) => {
+        const slot = fiber.getFiberRef(currentResponseSlot)
+        const sent = withOverride(request, options.ownerOverrideReason)
+        const endpoint = clientOf(group)[group][name]
+        const site = new OperationSite(group, name, request)
+        if (slot === undefined && !answerResponse) return call(endpoint(sent), options, site)
+        const withResponse = endpoint({ ...sent, withResponse: true }) as Effect.Effect<
+          readonly [unknown, HttpClientResponse.HttpClientResponse],
+          unknown
+        >
+        const answered = Effect.map(withResponse, (answer) => {
+          slot?.record(answer[1])
+          return answerResponse ? answer : answer[0]
+        })
+        return call(answered, options, site)
+      })
+
+    /**
      * One operation of the contract, the way every service method runs it: endpoint `name` of `group` called with
      * `request` on the group's address (`{api_url}` or `{base_url}`), the owner-override header added when
      * `options.ownerOverrideReason` is set, run by {@link call} (`safeToRepeat`, `retry`), and failing with exactly
@@ -439,10 +629,7 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
       request: RequestOf<G, N>,
       options: OperationCallOptions
     ): Effect.Effect<HttpApiEndpoint.HttpApiEndpoint.Success<EndpointOf<G, N>>, OperationError<G, N>> =>
-      keepListed(
-        errorsListedBy(group, name),
-        call(clientOf(group)[group][name](withOverride(request, options.ownerOverrideReason)), options)
-      )
+      keepListed(errorsListedBy(group, name), sendOperation(group, name, request, options, false))
 
     /** {@link operation}, answering the value with the HTTP response (for its headers, e.g. `Idempotent-Replayed`). */
     const operationWithResponse = <G extends GroupName, N extends EndpointName<G>>(
@@ -454,13 +641,7 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
       readonly [HttpApiEndpoint.HttpApiEndpoint.Success<EndpointOf<G, N>>, HttpClientResponse.HttpClientResponse],
       OperationError<G, N>
     > =>
-      keepListed(
-        errorsListedBy(group, name),
-        call(
-          clientOf(group)[group][name]({ ...withOverride(request, options.ownerOverrideReason), withResponse: true }),
-          options
-        )
-      )
+      keepListed(errorsListedBy(group, name), sendOperation(group, name, request, options, true))
 
     /**
      * {@link operation} for a request built by hand (a raw body, a streamed answer): `request` is sent as is (its URL
@@ -475,13 +656,20 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
     ): Effect.Effect<A, OperationError<G, N>> =>
       keepListed(
         errorsListedBy(group, name),
-        call(
-          Effect.flatMap(
-            http.execute(HttpClientRequest.setHeaders(request, ownerOverrideHeaders(options.ownerOverrideReason))),
-            use
-          ),
-          options
-        )
+        Effect.withFiberRuntime((fiber) => {
+          const slot = fiber.getFiberRef(currentResponseSlot)
+          const sent = http.execute(
+            HttpClientRequest.setHeaders(request, ownerOverrideHeaders(options.ownerOverrideReason))
+          )
+          return call(
+            Effect.flatMap(sent, (response) => {
+              slot?.record(response)
+              return use(response)
+            }),
+            options,
+            new RawSite(`${group}.${name}`, request, origin(apiUrlGroups.has(group) ? config.apiUrl : config.baseUrl))
+          )
+        })
       )
 
     /**

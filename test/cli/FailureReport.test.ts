@@ -24,7 +24,8 @@ describe("errors as a person reads them", () => {
     Effect.gen(function*() {
       const cause = yield* failureOf(Effect.flatMap(Secrets, (secrets) => secrets.retrieve("NO_SUCH_SECRET")))
       const pretty = Cause.pretty(cause)
-      const first = "NotFoundError (404 not_found_error): No secret named NO_SUCH_SECRET in this organization."
+      const first = "NotFoundError (404 not_found_error) [secrets.retrieve GET /v1/secrets/NO_SUCH_SECRET, attempt 1 of 6]: " +
+        "No secret named NO_SUCH_SECRET in this organization."
       expect(pretty.split("\n")[0]).toBe(first)
       expect(pretty.split("No secret named").length).toBe(2)
       const error = Option.getOrThrow(Cause.failureOption(cause))
@@ -43,7 +44,9 @@ describe("errors as a person reads them", () => {
         boxes.create({ name: "second", app_id: app, image: { base: "debian" } }, { idempotencyKey: "reused-key" })
       )
       const error = Option.getOrThrow(Cause.failureOption(cause))
-      expect(Cause.pretty(cause).split("\n")[0]).toBe(`ConflictError (409 conflict_error, param Idempotency-Key): ${error.message}`)
+      expect(Cause.pretty(cause).split("\n")[0]).toBe(
+        `ConflictError (409 conflict_error, param Idempotency-Key) [boxes.create POST /v1/boxes, attempt 1 of 6]: ${error.message}`
+      )
       expect(report(error)).toEqual({
         lines: [
           `boxkit demo: the idempotency key was already used for another request (409 conflict_error, param Idempotency-Key): ${error.message}`,
@@ -62,7 +65,9 @@ describe("errors as a person reads them", () => {
       )
       const error = Option.getOrThrow(Cause.failureOption(cause))
       expect(error).toBeInstanceOf(ApiError.TimeoutError)
-      expect(Cause.pretty(cause).split("\n")[0]).toBe("TimeoutError: call did not finish within its deadline of 0")
+      expect(Cause.pretty(cause).split("\n")[0]).toBe(
+        "TimeoutError [secrets.retrieve GET /v1/secrets/GITHUB_TOKEN, no attempt of 6 made]: call did not finish within its deadline of 0"
+      )
       expect(report(error).lines).toEqual([
         "boxkit demo: no answer in time: call did not finish within its deadline of 0",
         "fix: check that the service is up and not overloaded"
