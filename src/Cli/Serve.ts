@@ -8,11 +8,13 @@
  * `BOXKIT_DATABASE_URL`) keeps it in PostgreSQL, where several `serve` processes are one service
  * (src/Server/state/sql/SqlState.ts); without either the state is in memory. The seed goes into a new store only.
  *
- * Source: the end-to-end and conformance issues; flags: README.md.
+ * Source: docs/ASSUMPTIONS.md "Local service", "Serving (local service)", "Durable state (local service)"; flags:
+ * README.md.
  *
  * @since 0.1.0
  */
 import { Command, Options } from "@effect/cli"
+import { help } from "./client/ClientOptions.js"
 import { Config, Console, Data, Duration, Effect, Either, Layer, Option, type Redacted, Schema } from "effect"
 import * as DemoSeed from "../Server/state/DemoSeed.js"
 import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
@@ -28,19 +30,32 @@ import * as StateStore from "../Server/state/StateStore.js"
 /** Options of `serve` that cannot go together. */
 export class ServeOptionsError extends Data.TaggedError("ServeOptionsError")<{ readonly message: string }> {}
 
-const host = Options.text("host").pipe(Options.withDefault("127.0.0.1"), Options.withDescription("Interface to listen on."))
-const port = Options.integer("port").pipe(Options.withDefault(8787), Options.withDescription("Port (0 picks a free one)."))
+const host = Options.text("host").pipe(
+  Options.withDefault("127.0.0.1"),
+  Options.withPseudoName("HOST"),
+  Options.withDescription("Interface (address) to listen on.")
+)
+const port = Options.integer("port").pipe(
+  Options.withDefault(8787),
+  Options.withPseudoName("PORT"),
+  Options.withDescription("Port to listen on (0 picks a free one).")
+)
 // Whether the file exists is checked when it is read, so that a missing file is reported like any other seed error.
 const seed = Options.file("seed").pipe(
   Options.optional,
-  Options.withDescription("Seed file (JSON). Without it the example seed of docs/ASSUMPTIONS.md is loaded.")
+  Options.withPseudoName("FILE"),
+  Options.withDescription(
+    "Seed file (JSON): organizations, API keys, apps. Without it the example seed is loaded (its keys: README.md)."
+  )
 )
 const newOrgInFlightCap = Options.integer("new-org-in-flight-cap").pipe(
   Options.withDefault(4),
+  Options.withPseudoName("N"),
   Options.withDescription("Requests in flight at once per organization during its first ten minutes.")
 )
 const drainSeconds = Options.integer("drain-seconds").pipe(
   Options.withDefault(30),
+  Options.withPseudoName("SECONDS"),
   Options.withDescription("On SIGTERM, how long requests in flight may take to finish.")
 )
 const exposeLocalRoutes = Options.boolean("expose-local-routes").pipe(
@@ -48,27 +63,30 @@ const exposeLocalRoutes = Options.boolean("expose-local-routes").pipe(
 )
 const faults = Options.text("faults").pipe(
   Options.optional,
+  Options.withPseudoName("SPEC"),
   Options.withDescription(
-    "Inject faults into /v1 requests: a comma list such as " +
-      "429=0.1,503=0.1,503-no-retry-after=0.05,reset-after-commit=0.05,latency=20ms,retry-after=1 " +
-      "(fractions of requests; counts under faults in GET /_local/state)."
+    "Inject faults into /v1 requests: a comma list of KIND=FRACTION (429, 503, 503-no-retry-after, " +
+      "reset-after-commit) and latency=20ms, retry-after=1, e.g. 429=0.1,503=0.05,latency=20ms. " +
+      "Counts under faults in GET /_local/state."
   )
 )
 const faultsSeed = Options.integer("faults-seed").pipe(
   Options.withDefault(0),
+  Options.withPseudoName("N"),
   Options.withDescription("Seed of the injected faults: the same seed draws the same sequence of faults.")
 )
 
 const server = Options.choice("server", ["fast", "platform"]).pipe(
   Options.withDefault("fast" as const),
   Options.withDescription(
-    "Serving path: fast (the default: the service's own Node handler) or platform (Effect's HttpApiBuilder and " +
-      "HttpServer.serve). Both answer the same; see docs/decisions/0001-two-serving-paths.md."
+    "Serving path: fast (the service's own Node handler) or platform (Effect's HttpApiBuilder and " +
+      "HttpServer.serve). Both answer the same (docs/ASSUMPTIONS.md, \"Serving\")."
   )
 )
 
 const modelUpstream = Options.text("model-upstream").pipe(
   Options.optional,
+  Options.withPseudoName("URL"),
   Options.withDescription(
     "Base URL of an OpenAI-compatible API (e.g. http://127.0.0.1:8000/v1) that answers /v1/responses instead of the " +
       `deterministic local model; its API key, if any, from ${UpstreamModel.apiKeyEnv}.`
@@ -77,6 +95,7 @@ const modelUpstream = Options.text("model-upstream").pipe(
 
 const dataDir = Options.directory("data-dir").pipe(
   Options.optional,
+  Options.withPseudoName("DIR"),
   Options.withDescription(
     "Keep the state in SQLite under this directory (created if missing) across restarts. Without --data-dir or " +
       "--database-url the state is in memory."
@@ -86,6 +105,7 @@ const dataDir = Options.directory("data-dir").pipe(
 const databaseUrl = Options.redacted("database-url").pipe(
   Options.withFallbackConfig(Config.redacted("BOXKIT_DATABASE_URL")),
   Options.optional,
+  Options.withPseudoName("URL"),
   Options.withDescription(
     "Keep the state in PostgreSQL (postgres://user:password@host:port/database, also BOXKIT_DATABASE_URL); several " +
       "serve processes on one database are one service."
@@ -100,19 +120,23 @@ const allowExampleKeys = Options.boolean("allow-example-keys").pipe(
 
 const quotaBoxes = Options.integer("quota-boxes").pipe(
   Options.withDefault(Quotas.defaultQuotas.boxes),
+  Options.withPseudoName("N"),
   Options.withDescription("Boxes not terminated an organization may have at once (quota_exceeded_error past it).")
 )
 const quotaBackgroundResponses = Options.integer("quota-background-responses").pipe(
   Options.withDefault(Quotas.defaultQuotas.backgroundResponses),
+  Options.withPseudoName("N"),
   Options.withDescription("Background responses in flight an organization may have at once.")
 )
 const quotaStoredMb = Options.integer("quota-stored-mb").pipe(
   Options.withDefault(Quotas.defaultQuotas.storedBytes / (1024 * 1024)),
+  Options.withPseudoName("MIB"),
   Options.withDescription("MiB an organization's clipboards and model responses may hold.")
 )
 
 const instanceTimeoutSeconds = Options.integer("instance-timeout-seconds").pipe(
   Options.withDefault(10),
+  Options.withPseudoName("SECONDS"),
   Options.withDescription(
     "With --database-url: how long after its last heartbeat another instance counts as gone and its work is taken over."
   )
@@ -279,4 +303,7 @@ export const command = Command.make(
     quotaStoredMb
   },
   serve
-).pipe(Command.withDescription("Run the local box service (both {base_url} and {api_url} under /v1)."))
+).pipe(Command.withDescription(help(
+  "Run the local box service (both {base_url} and {api_url} under /v1) until SIGINT or SIGTERM, then drain.",
+  "boxkit serve --port 0 --data-dir ./boxkit-state"
+)))

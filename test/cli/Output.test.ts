@@ -47,14 +47,17 @@ describe("media type of a file, from its content", () => {
 })
 
 describe("the spinner of a wait", () => {
-  /** Runs `effect` with stderr taken for a terminal, collecting what is written to it. */
-  const onTerminal = <A, E>(effect: Effect.Effect<A, E>) =>
+  /** Runs `effect` with stderr taken for a terminal and `NO_COLOR` as given, collecting what is written to stderr. */
+  const onTerminal = <A, E>(effect: Effect.Effect<A, E>, noColor?: string) =>
     Effect.acquireUseRelease(
       Effect.sync(() => {
         const written: Array<string> = []
-        const saved = { isTTY: process.stderr.isTTY, write: process.stderr.write }
+        const saved = { isTTY: process.stderr.isTTY, write: process.stderr.write, noColor: process.env.NO_COLOR, term: process.env.TERM }
         process.stderr.isTTY = true
         process.stderr.write = ((chunk: string) => written.push(String(chunk)) > 0) as typeof process.stderr.write
+        if (noColor === undefined) delete process.env.NO_COLOR
+        else process.env.NO_COLOR = noColor
+        process.env.TERM = "xterm-256color"
         return { written, saved }
       }),
       ({ written }) => Effect.map(effect, (value) => ({ value, written })),
@@ -62,6 +65,10 @@ describe("the spinner of a wait", () => {
         Effect.sync(() => {
           process.stderr.isTTY = saved.isTTY
           process.stderr.write = saved.write
+          for (const [name, value] of [["NO_COLOR", saved.noColor], ["TERM", saved.term]] as const) {
+            if (value === undefined) delete process.env[name]
+            else process.env[name] = value
+          }
         })
     )
 
@@ -91,5 +98,21 @@ describe("the spinner of a wait", () => {
         }))
       )
       expect(quiet).toEqual([])
+    }))
+
+  it.live("on a terminal with NO_COLOR set: the status redrawn after a carriage return, blanked with spaces, no escapes", () =>
+    Effect.gen(function*() {
+      const wait = (show: (status: string) => Effect.Effect<void>) =>
+        Effect.gen(function*() {
+          yield* Effect.sleep("200 millis")
+          yield* show("sb_1 ok")
+          yield* Effect.sleep("200 millis")
+        })
+      const { written } = yield* onTerminal(spinning("sb_1 creating", wait), "1")
+      expect(written.some((line) => line.endsWith(" sb_1 creating"))).toBe(true)
+      // The shorter status is padded over what the longer one left.
+      expect(written.some((line) => line.startsWith("\r") && line.trimEnd().endsWith(" sb_1 ok") && line.endsWith(" "))).toBe(true)
+      expect(written.join("")).not.toContain("\u001b")
+      expect(written.at(-1)).toMatch(/^\r +\r$/)
     }))
 })

@@ -21,6 +21,6 @@ const find = Command.make("find", {
 
 /** The `apps` command and its subcommands. */
 export const command = Command.make("apps").pipe(
-  Command.withDescription("Apps: find one by name, or mint it."),
+  Command.withDescription(help("Apps: find one by name, or mint it.", "boxkit apps find my-app --mint")),
   Command.withSubcommands([find])
 )

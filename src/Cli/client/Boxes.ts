@@ -22,7 +22,8 @@ export const boxIdArgument = Args.text({ name: "BOX_ID" }).pipe(Args.withSchema(
 
 const idempotencyKey = Options.text("idempotency-key").pipe(
   Options.optional,
-  Options.withDescription("Idempotency-Key of the request (default: a new one, the same for every retry).")
+  Options.withPseudoName("KEY"),
+  Options.withDescription("Idempotency-Key of the request (without it: a new key, the same for every retry).")
 )
 
 /** `8080`, `8080/http` or `5432/tcp` as an `ingress_ports` item. */
@@ -58,12 +59,23 @@ const printIdempotent = <A, I>(schema: Schema.Schema<A, I>, answer: Idempotent<A
 const create = Command.make("create", {
   ...clientOptions,
   name: Options.text("name").pipe(Options.withDescription("The box's name.")),
-  app: Options.text("app").pipe(Options.withDescription("The app it belongs to (app_…; see boxkit apps find).")),
-  imageBase: Options.text("image-base").pipe(Options.withDefault("debian"), Options.withDescription("Base image.")),
-  size: Options.choice("size", ["s", "m", "l"]).pipe(Options.optional, Options.withDescription("Size (default m).")),
+  app: Options.text("app").pipe(
+    Options.withPseudoName("APP_ID"),
+    Options.withDescription("The app it belongs to (app_…; see boxkit apps find).")
+  ),
+  imageBase: Options.text("image-base").pipe(
+    Options.withDefault("debian"),
+    Options.withPseudoName("IMAGE"),
+    Options.withDescription("Base image.")
+  ),
+  size: Options.choice("size", ["s", "m", "l"]).pipe(
+    Options.optional,
+    Options.withDescription("Size; without it the service's default, m.")
+  ),
   port: Options.text("port").pipe(
     Options.repeated,
-    Options.withDescription("A guest port to publish, PORT[/http|/tcp] (repeat for more), e.g. 8080/http.")
+    Options.withPseudoName("PORT"),
+    Options.withDescription("A guest port to publish, PORT or PORT/http or PORT/tcp, e.g. 8080/http.")
   ),
   idempotencyKey,
   wait: Options.boolean("wait").pipe(Options.withDescription("Wait until the box is running, then print it."))
@@ -127,7 +139,10 @@ const lifecycle = (name: "pause" | "resume" | "sleep" | "terminate", summary: st
 
 /** The `boxes` command and its subcommands. */
 export const command = Command.make("boxes").pipe(
-  Command.withDescription("Boxes: create, show, and move through their lifecycle."),
+  Command.withDescription(help(
+    "Boxes: create, show, and move through their lifecycle.",
+    "boxkit boxes create --name web --app app_0123… --wait"
+  )),
   Command.withSubcommands([
     create,
     get,

@@ -4,11 +4,11 @@
  * base URL), `--api-key` (else `BOX_API_KEY`; read as `Redacted`, never printed) and `--json`. The commands run on
  * the toolkit's services (Boxkit.ts), so retries, idempotency keys and typed errors are the client's own.
  *
- * Source: issue 16; spec "Conventions" (`{base_url}`, `{api_url}`); docs/ASSUMPTIONS.md "Command line".
+ * Source: spec "Conventions" (`{base_url}`, `{api_url}`); docs/ASSUMPTIONS.md "Command line (client commands)".
  *
  * @since 0.1.0
  */
-import { Options } from "@effect/cli"
+import { HelpDoc, Options } from "@effect/cli"
 import { Config, Effect, Option, type Redacted, Schema } from "effect"
 import type * as Boxkit from "../../Client/Boxkit.js"
 import type { Mode } from "./Output.js"
@@ -21,16 +21,19 @@ export const clientOptions = {
   baseUrl: Options.text("base-url").pipe(
     Options.withFallbackConfig(Config.string("BOX_BASE_URL")),
     Options.withDefault(defaultBaseUrl),
-    Options.withDescription(`{base_url} of the service, ending in /v1 (else BOX_BASE_URL, else ${defaultBaseUrl}).`)
+    Options.withPseudoName("URL"),
+    Options.withDescription("{base_url} of the service, ending in /v1 (else BOX_BASE_URL).")
   ),
   apiUrl: Options.text("api-url").pipe(
     Options.withFallbackConfig(Config.string("BOX_API_URL")),
     Options.optional,
+    Options.withPseudoName("URL"),
     Options.withDescription("{api_url} for apps and responses, ending in /v1 (else BOX_API_URL, else the base URL).")
   ),
   apiKey: Options.redacted("api-key").pipe(
     Options.withFallbackConfig(Config.redacted("BOX_API_KEY")),
-    Options.withDescription("API key (else BOX_API_KEY). Never printed.")
+    Options.withPseudoName("KEY"),
+    Options.withDescription("API key; required, from here or BOX_API_KEY. Never printed.")
   ),
   json: Options.boolean("json").pipe(
     Options.withDescription("Print the resource exactly as the API answered it (JSON), and nothing else, on stdout.")
@@ -62,8 +65,9 @@ export const withClient = <A, E>(
     ))
 
 /**
- * A client command that cannot run as asked, before any request: `message` says why, `fix` what to do; `usage` true
- * when the command line itself is wrong (exit 2), else exit 1 (Failure.ts).
+ * A command that cannot run as asked, before any request (a client command's bad input, a word that names no
+ * command): `message` says why, `fix` what to do; `usage` true when the command line itself is wrong (exit 2), else
+ * exit 1 (Failure.ts).
  */
 export class ClientCommandError extends Schema.TaggedError<ClientCommandError>()("ClientCommandError", {
   message: Schema.String,
@@ -71,5 +75,9 @@ export class ClientCommandError extends Schema.TaggedError<ClientCommandError>()
   usage: Schema.Boolean
 }) {}
 
-/** A command's help: what it does, then `Example: …` (shown by `--help`). */
-export const help = (summary: string, example: string): string => `${summary} Example: ${example}`
+/**
+ * A command's description: what it does, then one paragraph `Example: …` per example, which `--help` shows under
+ * "Example:" (Help.ts).
+ */
+export const help = (summary: string, ...examples: ReadonlyArray<string>): HelpDoc.HelpDoc =>
+  HelpDoc.blocks([HelpDoc.p(summary), ...examples.map((example) => HelpDoc.p(`Example: ${example}`))])

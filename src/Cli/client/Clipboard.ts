@@ -46,9 +46,10 @@ const content = (text: Option.Option<string>, file: Option.Option<string>) =>
 const put = Command.make("put", {
   ...clientOptions,
   boxId: boxIdArgument,
-  text: Options.text("text").pipe(Options.optional, Options.withDescription("Text to put (UTF-8).")),
+  text: Options.text("text").pipe(Options.optional, Options.withDescription("Text to put (UTF-8); or --file.")),
   file: Options.file("file", { exists: "yes" }).pipe(
     Options.optional,
+    Options.withPseudoName("PATH"),
     Options.withDescription("A file to put: text or a PNG, JPEG, GIF or WebP image (the type from its content).")
   )
 }, (options) =>
@@ -69,6 +70,9 @@ const put = Command.make("put", {
 
 /** The `clipboard` command and its subcommands. */
 export const command = Command.make("clipboard").pipe(
-  Command.withDescription("Clipboard: put text or an image on a box's clipboard."),
+  Command.withDescription(help(
+    "Clipboard: put text or an image on a box's clipboard.",
+    "boxkit clipboard put sb_0123… --text \"hello\""
+  )),
   Command.withSubcommands([put])
 )

@@ -2,7 +2,8 @@
  * What the client commands print on stdout: with `--json` the resource as the API answered it (encoded back to its
  * wire form by the contract's schema, one JSON document, nothing else on stdout); otherwise its fields for a person,
  * one per line with the values aligned, times with how long ago they were (`2026-11-24T10:00:00.000Z (3 min ago)`),
- * nested values as compact JSON, and the status in colour on a terminal only (never when `NO_COLOR` is set).
+ * nested values as compact JSON, and the status in colour on a terminal only (never when `NO_COLOR` is set to a
+ * non-empty value).
  *
  * Source: issue 16 (client commands); docs/ASSUMPTIONS.md "Command line".
  *
@@ -10,9 +11,15 @@
  */
 import { Clock, Console, Effect, Schema } from "effect"
 
-/** True when stdout is a terminal that takes colours (`NO_COLOR` unset, `TERM` not `dumb`). */
-export const colours = (stream: { readonly isTTY?: boolean } = process.stdout): boolean =>
-  stream.isTTY === true && process.env.NO_COLOR === undefined && process.env.TERM !== "dumb"
+/**
+ * True when `stream` (default stdout) is a terminal that takes colours and other ANSI escapes: a TTY, `NO_COLOR`
+ * unset or empty (any other value turns them off, as no-color.org asks), `TERM` not `dumb`. Settings that force
+ * colours (`FORCE_COLOR`, `CLICOLOR_FORCE`) are not read: a pipe or a file never gets escapes.
+ */
+export const colours = (
+  stream: { readonly isTTY?: boolean } = process.stdout,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): boolean => stream.isTTY === true && (env.NO_COLOR ?? "") === "" && env.TERM !== "dumb"
 
 const ansi = { green: 32, yellow: 33, red: 31, dim: 2 } as const
 

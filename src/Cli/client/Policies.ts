@@ -1,6 +1,7 @@
 /**
  * `boxkit policies create NAME [--allow HOST]…` (an egress policy whose document allows those hosts; without
- * `--allow`, a policy that allows nothing) and `boxkit policies rename POLICY_ID NAME`.
+ * `--allow`, a policy that allows nothing), `boxkit policies get POLICY_ID` and `boxkit policies rename POLICY_ID
+ * NAME`.
  *
  * Source: spec "Egress policies"; docs/ASSUMPTIONS.md.
  *
@@ -18,7 +19,8 @@ const create = Command.make("create", {
   name: Args.text({ name: "NAME" }).pipe(Args.withDescription("The policy's name.")),
   allow: Options.text("allow").pipe(
     Options.repeated,
-    Options.withDescription("A host the policy allows (repeat for more), e.g. api.github.com.")
+    Options.withPseudoName("HOST"),
+    Options.withDescription("A host the policy allows, e.g. api.github.com.")
   )
 }, (options) =>
   withClient(
@@ -31,9 +33,19 @@ const create = Command.make("create", {
     ))
   )
 
+const policyIdArgument = Args.text({ name: "POLICY_ID" }).pipe(
+  Args.withSchema(EgressPolicyId),
+  Args.withDescription("The policy (ep_… or hp_…).")
+)
+
+const get = Command.make("get", { ...clientOptions, policyId: policyIdArgument }, (options) =>
+  withClient(options, ({ EgressPolicies }) => Effect.flatMap(EgressPolicies, (policies) => policies.retrieve(options.policyId))).pipe(
+    Effect.flatMap((policy) => printResource(EgressPolicy, policy, options))
+  )).pipe(Command.withDescription(help("Show an egress policy and its document.", "boxkit policies get ep_0123…")))
+
 const rename = Command.make("rename", {
   ...clientOptions,
-  policyId: Args.text({ name: "POLICY_ID" }).pipe(Args.withSchema(EgressPolicyId), Args.withDescription("ep_… or hp_…")),
+  policyId: policyIdArgument,
   name: Args.text({ name: "NAME" }).pipe(Args.withDescription("The new name."))
 }, (options) =>
   withClient(
@@ -45,6 +57,9 @@ const rename = Command.make("rename", {
 
 /** The `policies` command and its subcommands. */
 export const command = Command.make("policies").pipe(
-  Command.withDescription("Egress policies: create one, rename one."),
-  Command.withSubcommands([create, rename])
+  Command.withDescription(help(
+    "Egress policies: create one, show one, rename one.",
+    "boxkit policies create ci-egress --allow api.github.com"
+  )),
+  Command.withSubcommands([create, get, rename])
 )

@@ -55,7 +55,7 @@ const streamed = (toolkit: Toolkit, request: { readonly model: string; readonly 
 
 const create = Command.make("create", {
   ...clientOptions,
-  model: Options.text("model").pipe(Options.withDescription("The model, e.g. boxkit-local.")),
+  model: Options.text("model").pipe(Options.withPseudoName("MODEL"), Options.withDescription("The model, e.g. boxkit-local.")),
   background: Options.boolean("background").pipe(
     Options.withDescription("Answer at once with the accepted response (queued); read it later with responses get.")
   ),
@@ -98,6 +98,9 @@ const get = Command.make("get", {
 
 /** The `responses` command and its subcommands. */
 export const command = Command.make("responses").pipe(
-  Command.withDescription("Model responses: ask, stream, or read one back."),
+  Command.withDescription(help(
+    "Model responses: ask, stream, or read one back.",
+    "boxkit responses create --model boxkit-local \"Say hello.\""
+  )),
   Command.withSubcommands([create, get])
 )

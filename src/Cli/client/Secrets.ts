@@ -60,6 +60,9 @@ const get = Command.make("get", { ...clientOptions, name }, (options) =>
 
 /** The `secrets` command and its subcommands. */
 export const command = Command.make("secrets").pipe(
-  Command.withDescription("Secrets: create one (value from stdin), show one's metadata."),
+  Command.withDescription(help(
+    "Secrets: create one (value from stdin), show one's metadata.",
+    "boxkit secrets get GITHUB_TOKEN"
+  )),
   Command.withSubcommands([create, get])
 )
