@@ -23,10 +23,14 @@ import * as SqliteClient from "../Server/state/sql/SqliteClient.js"
  */
 export class SqlDriverError extends Data.TaggedError("SqlDriverError")<{ readonly message: string }> {}
 
-/** The optional peer dependencies each database needs (package.json `peerDependenciesMeta`). */
+/**
+ * The optional peer dependencies each database needs (package.json `peerDependenciesMeta`), with their ranges: npm's
+ * `latest` of `@effect/sql-pg` is an Effect 4 release and that of `libsql` is outside boxkit's peer range, so an
+ * install line without them fails (ERESOLVE).
+ */
 export const driverPackages = {
-  SQLite: "@effect/sql @effect/sql-libsql libsql",
-  PostgreSQL: "@effect/sql @effect/sql-pg"
+  SQLite: "@effect/sql@^0.52.1 @effect/sql-libsql@^0.42.0 libsql@^0.4.7",
+  PostgreSQL: "@effect/sql@^0.52.1 @effect/sql-pg@^0.53.0"
 } as const
 
 /** The message of an error and of its cause, if any. */

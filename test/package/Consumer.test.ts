@@ -15,6 +15,8 @@ import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rm
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import * as ReadmeBlocks from "../../scripts/readme-blocks.ts"
+import * as Readme from "./Readme.ts"
 
 const checkout = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 const fixtures = join(checkout, "test", "package", "consumer")
@@ -76,7 +78,17 @@ beforeAll(async () => {
   symlinkSync(join(checkout, "node_modules"), join(source, "node_modules"), "dir")
   const packed = JSON.parse(await runOk("npm", ["pack", "--json", "--pack-destination", work], { cwd: source }))[0]
   tarball = { ...packed, filename: join(work, packed.filename) }
+}, 300_000)
 
+afterAll(async () => {
+  if (work !== "") {
+    await run("chmod", ["-R", "u+w", work], { cwd: tmpdir() })
+    rmSync(work, { recursive: true, force: true })
+  }
+})
+
+/** The consumer project: the tarball installed with its peers, the fixtures, the Node types. */
+const installConsumer = async () => {
   project = join(work, "project")
   mkdirSync(project)
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
@@ -87,16 +99,11 @@ beforeAll(async () => {
   await runOk("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball.filename])
   await runOk("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--no-save", `@types/node@${checkoutPackage.devDependencies["@types/node"]}`])
   chmodSync(project, 0o755)
-}, 300_000)
-
-afterAll(async () => {
-  if (work !== "") {
-    await run("chmod", ["-R", "u+w", work], { cwd: tmpdir() })
-    rmSync(work, { recursive: true, force: true })
-  }
-})
+}
 
 describe("the installed package", { timeout: 240_000 }, () => {
+  beforeAll(installConsumer, 300_000)
+
   it("ships compiled output, declarations, the command and no build tool", () => {
     const installed = join(project, "node_modules", "boxkit")
     const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"))
@@ -192,7 +199,7 @@ describe("the installed package", { timeout: 240_000 }, () => {
     // Without the optional SQL peers the command says what to install.
     const missing = await run(boxkit, ["serve", "--port", "0", "--data-dir", join(work, "unused")])
     expect(missing.status).toBe(1)
-    expect(missing.stderr).toContain("npm install @effect/sql @effect/sql-libsql")
+    expect(missing.stderr).toContain("npm install @effect/sql@^0.52.1 @effect/sql-libsql@^0.42.0 libsql@^0.4.7")
     await runOk("npm", [
       "install",
       "--prefer-offline",
@@ -255,4 +262,139 @@ describe("the installed package", { timeout: 240_000 }, () => {
     expect(demo.stdout).toMatch(/demo finished in \d+ ms/)
     expect(demo.status).toBe(0)
   })
+})
+
+/**
+ * The README as a user follows it: every fenced block is marked with how it is checked (scripts/readme-blocks.ts);
+ * a fresh project gets the README's own install lines (the package's name replaced by the tarball), every
+ * TypeScript block is type-checked strictly in one compiler run, and the programs, the daemon, the test file, the
+ * commands and the seed are run against a `boxkit serve` of the installed package, with the README's variables.
+ */
+describe("the README", { timeout: 240_000 }, () => {
+  const readme = readFileSync(join(checkout, "README.md"), "utf8")
+  const { blocks, problems } = ReadmeBlocks.parse(readme)
+  let readmeProject = ""
+  let service: Readme.Started | undefined
+  let environment: NodeJS.ProcessEnv = {}
+  let compiled: { status: number | null; stdout: string; stderr: string } | undefined
+
+  beforeAll(async () => {
+    readmeProject = join(work, "readme")
+    mkdirSync(readmeProject)
+    writeFileSync(join(readmeProject, "package.json"), JSON.stringify({ name: "readme", private: true, type: "module" }))
+    for (const args of Readme.installCommands(blocks, tarball.filename)) {
+      await runOk("npm", [...args, ...Readme.npmInstallFlags], { cwd: readmeProject })
+    }
+    // The environment of the project, not the README's business: the Node types (TypeScript is the checkout's).
+    await runOk("npm", ["install", ...Readme.npmInstallFlags, "--no-save", `@types/node@${checkoutPackage.devDependencies["@types/node"]}`], { cwd: readmeProject })
+    ReadmeBlocks.writeBlocks(blocks, readmeProject)
+    writeFileSync(join(readmeProject, "tsconfig.json"), JSON.stringify(Readme.strictTsconfig, null, 2))
+    const tsc = join(checkout, "node_modules", "typescript", "bin", "tsc")
+    const [typeChecked, served] = await Promise.all([
+      run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: readmeProject }),
+      Readme.startUntil(join(readmeProject, "node_modules", ".bin", "boxkit"), ["serve", "--port", "0"], {
+        cwd: readmeProject,
+        until: /listening on (http:\/\/\S+\/v1)/,
+        timeoutMillis: 60_000
+      })
+    ])
+    compiled = typeChecked
+    service = served
+    // A user's shell: the README's variables, and none of the variables vitest sets for its own workers.
+    const testRunnerVariables = Object.keys(process.env).filter((key) => key.startsWith("VITEST") || key === "TEST" || key === "NODE_ENV")
+    environment = {
+      ...Object.fromEntries(testRunnerVariables.map((key) => [key, undefined])),
+      BOX_API_KEY: "sk_acme_org",
+      BOX_BASE_URL: served.matched[1]
+    }
+  }, 300_000)
+
+  afterAll(async () => {
+    await service?.stop()
+  })
+
+  it("marks every block with how it is checked, and checks blocks of every kind", () => {
+    expect(problems).toEqual([])
+    const kinds = new Set(blocks.map((block) => block.check))
+    for (const kind of ["install", "run", "signal", "vitest", "shell", "seed"] as const) expect(kinds.has(kind), kind).toBe(true)
+  })
+
+  it("links and names only files the package ships", async () => {
+    const entries = new Set((await runOk("tar", ["-tzf", tarball.filename], { cwd: work })).split("\n").filter((line) => line !== ""))
+    const targets = [...ReadmeBlocks.relativeLinks(readme), ...ReadmeBlocks.mentionedFiles(readme)]
+    expect(targets.length).toBeGreaterThan(0)
+    expect(targets.filter((target) => !Readme.inTarball(entries, target))).toEqual([])
+  })
+
+  it("type-checks every TypeScript block (strict, exactOptionalPropertyTypes, NodeNext, skipLibCheck false)", () => {
+    expect(compiled?.stdout.split("\n").filter((line) => line.includes("error TS"))).toEqual([])
+    expect(compiled?.status).toBe(0)
+  })
+
+  it("runs every program, daemon, test file, command and seed of the README", async () => {
+    const failures = await Promise.all(blocks.map(async (block): Promise<ReadonlyArray<string>> => {
+      const name = `line ${block.line} (${block.check}${block.file === undefined ? "" : ` ${block.file}`})`
+      const outcome = await checkBlock(block)
+      if (outcome.status !== 0) return [`${name} exited ${outcome.status}:\n${outcome.output}`]
+      if (block.expect !== undefined && !outcome.output.includes(block.expect)) {
+        return [`${name}: no "${block.expect}" in its output:\n${outcome.output}`]
+      }
+      return outcome.problems.map((problem) => `${name}: ${problem}`)
+    }))
+    expect(failures.flat()).toEqual([])
+  })
+
+  /** Runs one block as its marker says; install, output and illustration blocks have nothing more to run. */
+  const checkBlock = async (
+    block: ReadmeBlocks.ReadmeBlock
+  ): Promise<{ status: number | null; output: string; problems: ReadonlyArray<string> }> => {
+    const options = { cwd: readmeProject, env: environment }
+    const finished = (result: { status: number | null; stdout: string; stderr: string }) => ({
+      status: result.status,
+      output: result.stdout + result.stderr,
+      problems: []
+    })
+    switch (block.check) {
+      case "run":
+        return finished(await run(process.execPath, [Readme.emittedFile(block.file!)], options))
+      case "vitest":
+        return finished(await run(process.execPath, [join(readmeProject, "node_modules", "vitest", "vitest.mjs"), "run", block.file!], options))
+      case "shell":
+        return finished(await run("bash", ["-e", "-c", block.code], options))
+      case "seed": {
+        const served = await Readme.startUntil(join(readmeProject, "node_modules", ".bin", "boxkit"), ["serve", "--port", "0", "--seed", block.file!], {
+          ...options,
+          until: /listening on http/,
+          timeoutMillis: 60_000
+        })
+        return { status: await served.stop(), output: served.output(), problems: [] }
+      }
+      case "signal":
+        return checkDaemon(block)
+      default:
+        return { status: 0, output: "", problems: [] }
+    }
+  }
+
+  /**
+   * A daemon: started, sent SIGTERM once its output says it runs; it must exit 0 and leave every box it named
+   * terminated.
+   */
+  const checkDaemon = async (block: ReadmeBlocks.ReadmeBlock) => {
+    const daemon = await Readme.startUntil(process.execPath, [Readme.emittedFile(block.file!)], {
+      cwd: readmeProject,
+      env: environment,
+      until: new RegExp(block.until!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")),
+      timeoutMillis: 120_000
+    })
+    const status = await daemon.stop("SIGTERM")
+    const boxIds = [...new Set(daemon.output().match(/sb_[0-9a-f-]{36}/g) ?? [])]
+    const problems = boxIds.length === 0 ? ["it printed no box id"] : []
+    for (const boxId of boxIds) {
+      const response = await fetch(`${environment.BOX_BASE_URL}/boxes/${boxId}`, { headers: { authorization: `Bearer ${environment.BOX_API_KEY}` } })
+      const box = await response.json() as { readonly status?: string }
+      if (box.status !== "terminated") problems.push(`box ${boxId} is ${box.status} after SIGTERM`)
+    }
+    return { status, output: daemon.output(), problems }
+  }
 })
