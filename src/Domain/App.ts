@@ -7,6 +7,7 @@
  */
 import { Schema } from "effect"
 import { AppId } from "./Ids.js"
+import * as Text from "./Text.js"
 
 /** The App object: `id` (`app_` + UUID), `name`, `created_at` (Unix timestamp, seconds). Source: spec App. */
 export class App extends Schema.Class<App>("App")({
@@ -16,13 +17,17 @@ export class App extends Schema.Class<App>("App")({
 }) {}
 
 /**
- * Body of POST /apps/find: the app `name` (1 to 128 characters, assumption) and `mint_if_missing` (create the app
- * when it does not exist, so the call is safe on every start). Source: spec "POST {api_url}/apps/find".
+ * Body of POST /apps/find: the app `name` (1 to 128 characters, a line of text: no control characters, line breaks or
+ * unpaired surrogates; assumptions, docs/ASSUMPTIONS.md "Text fields") and `mint_if_missing` (create the app when it
+ * does not exist, so the call is safe on every start). Source: spec "POST {api_url}/apps/find".
  */
 export const FindAppRequest = Schema.Struct({
   name: Schema.String.pipe(
     Schema.minLength(1, { message: () => "name must not be empty" }),
-    Schema.maxLength(128, { message: () => "name must be at most 128 characters" })
+    Schema.maxLength(128, { message: () => "name must be at most 128 characters" }),
+    Schema.filter((name) => Text.textLineProblem("name", name) ?? true, {
+      jsonSchema: { pattern: Text.textLinePattern }
+    })
   ),
   mint_if_missing: Schema.optional(Schema.Boolean)
 }).annotations({ examples: [{ name: "my-app", mint_if_missing: true }] })

@@ -8,10 +8,11 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { characterLength, hasControlCharacter, PolicyDocument } from "./EgressPolicy.js"
+import { characterLength, PolicyDocument } from "./EgressPolicy.js"
 import { AppId, BoxId, EgressPolicyId } from "./Ids.js"
 import { DateTimeString, JsonObject } from "./Json.js"
 import * as Json from "./Json.js"
+import * as Text from "./Text.js"
 
 /** The box statuses the spec lists. The set is open: {@link BoxStatus} decodes any other string too. */
 export const knownStatuses = [
@@ -57,14 +58,15 @@ export const sizeLimits = {
 export const maxLifetimeSeconds = 4294967295
 
 /**
- * A box name: 1 to 128 characters (Unicode code points), containing non-whitespace, no control characters. Stored
- * exactly as sent, surrounding spaces included. Not unique.
+ * A box name: 1 to 128 characters (Unicode code points), containing non-whitespace, a line of text (no control
+ * characters, no line breaks such as U+2028, no unpaired surrogate: Text.ts). Stored exactly as sent, surrounding
+ * spaces included. Not unique. Source: spec "Create a box" (name); docs/ASSUMPTIONS.md "Text fields".
  */
 export const BoxName = Schema.String.pipe(
   Schema.filter((name) => characterLength(name) >= 1 || "name must be 1 to 128 characters"),
   Schema.filter((name) => characterLength(name) <= 128 || "name must be at most 128 characters"),
   Schema.filter((name) => /\S/.test(name) || "name must contain a non-whitespace character"),
-  Schema.filter((name) => !hasControlCharacter(name) || "name must not contain control characters")
+  Schema.filter((name) => Text.textLineProblem("name", name) ?? true)
 ).annotations({
   title: "BoxName",
   // The same rules for JSON Schema (whose lengths count code points too).
@@ -72,8 +74,9 @@ export const BoxName = Schema.String.pipe(
     type: "string",
     minLength: 1,
     maxLength: 128,
-    pattern: "^(?=[\\s\\S]*\\S)[^\\u0000-\\u001f\\u007f-\\u009f]*$",
-    description: "1 to 128 characters, with a non-whitespace character, no control characters"
+    pattern: "^(?=[\\s\\S]*\\S)[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$",
+    description: "1 to 128 characters, with a non-whitespace character, no control characters or line breaks " +
+      "(U+2028, U+2029 included), well-formed Unicode"
   }
 })
 
@@ -87,7 +90,7 @@ export const ImageSpec = Schema.Struct({
   oci: Schema.optional(Schema.String),
   dockerfile: Schema.optional(Schema.String),
   build_steps: Schema.optional(Schema.Array(Schema.String)),
-  env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  env: Schema.optional(Json.ObjectOf(Schema.String)),
   python_version: Schema.optional(Schema.String),
   systemd: Schema.optional(Schema.Boolean)
 }).pipe(

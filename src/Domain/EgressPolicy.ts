@@ -8,6 +8,7 @@
 import { Schema } from "effect"
 import { EgressPolicyId } from "./Ids.js"
 import { DateTimeString, JsonObject } from "./Json.js"
+import * as Text from "./Text.js"
 
 /** The largest encoded policy document, in bytes: 64 KiB (spec Limits). */
 export const maxDocumentBytes = 64 * 1024
@@ -75,7 +76,7 @@ export const normalize = (document: PolicyDocument): PolicyDocument => {
   }
 }
 
-/** True when `text` contains a control character (C0, DEL or C1), such as a tab or a line break. */
+/** True when `text` contains a control character (C0, DEL or C1), such as a tab or `\n` (see Text.ts for names). */
 export const hasControlCharacter = (text: string): boolean => /[\u0000-\u001f\u007f-\u009f]/.test(text)
 
 /** The length of `text` in characters (Unicode code points, so an emoji counts once). */
@@ -92,11 +93,12 @@ export const characterLength = (text: string): number => {
 export const hasVisibleText = (text: string): boolean => /[^\s\p{Cf}\p{Cc}\p{Z}]/u.test(text)
 
 /**
- * A policy name: 1 to 128 characters (code points) after surrounding whitespace is trimmed, with visible text, no
- * tabs, line breaks or other control characters. Decoding trims. Source: spec PATCH egress policy, Limits.
+ * A policy name: 1 to 128 characters (code points) after surrounding whitespace is trimmed, with visible text, a line
+ * of text (no tabs, line breaks such as U+2028, other control characters or unpaired surrogates: Text.ts). Decoding
+ * trims. Source: spec PATCH egress policy, Limits; docs/ASSUMPTIONS.md "Text fields".
  */
 export const PolicyName = Schema.String.pipe(
-  Schema.filter((raw) => !hasControlCharacter(raw) || "name must not contain tabs, line breaks or control characters"),
+  Schema.filter((raw) => Text.textLineProblem("name", raw) ?? true),
   Schema.compose(Schema.Trim),
   Schema.filter((name) =>
     characterLength(name) >= 1 || "name must contain visible text (1 to 128 characters after trimming)"
@@ -109,8 +111,10 @@ export const PolicyName = Schema.String.pipe(
   // JSON Schema cannot express: the description says it).
   jsonSchema: {
     type: "string",
-    pattern: "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$",
-    description: "1 to 128 characters after surrounding whitespace is trimmed, with visible text, no control characters"
+    pattern: "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*[^\\s\\u0000-\\u001f\\u007f-\\u009f]" +
+      "[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$",
+    description: "1 to 128 characters after surrounding whitespace is trimmed, with visible text, no control " +
+      "characters or line breaks (U+2028, U+2029 included), well-formed Unicode"
   }
 })
 

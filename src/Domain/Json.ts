@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Either, ParseResult, Schema, SchemaAST } from "effect"
 
 /**
  * Any JSON value. In the OpenAPI document it is the component `JsonValue` (one of object, array, string, number,
@@ -26,8 +26,84 @@ export const JsonValue = Schema.Unknown.annotations({
   }
 })
 
-/** A JSON object with any members. */
-export const JsonObject = Schema.Record({ key: Schema.String, value: JsonValue })
+/**
+ * Copies the own members of `input` (an object, not an array) through `parseKey` and `parseValue`, every key kept as
+ * an own member: `__proto__` too, which an assignment `output[key] = value` would turn into the object's prototype
+ * instead (that is how `Schema.Record` loses it).
+ */
+const ownMembers = (
+  parseKey: (key: unknown, options: SchemaAST.ParseOptions) => Either.Either<unknown, ParseResult.ParseIssue>,
+  parseValue: (value: unknown, options: SchemaAST.ParseOptions) => Either.Either<unknown, ParseResult.ParseIssue>
+) =>
+(input: unknown, options: SchemaAST.ParseOptions, ast: SchemaAST.AST) => {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    return Either.left(new ParseResult.Type(ast, input))
+  }
+  const output: Record<string, unknown> = {}
+  const issues: Array<ParseResult.ParseIssue> = []
+  for (const key of Object.keys(input)) {
+    const parsedKey = parseKey(key, options)
+    const parsed = Either.isLeft(parsedKey) ? parsedKey : parseValue((input as Record<string, unknown>)[key], options)
+    if (Either.isLeft(parsed)) {
+      issues.push(new ParseResult.Pointer(key, input, parsed.left))
+      if (options.errors !== "all") break
+    } else {
+      const name = String(parsedKey.pipe(Either.getOrElse(() => key)))
+      if (name === "__proto__") {
+        Object.defineProperty(output, name, { value: parsed.right, enumerable: true, writable: true, configurable: true })
+      } else {
+        output[name] = parsed.right
+      }
+    }
+  }
+  return issues.length === 0
+    ? Either.right(output)
+    : Either.left(new ParseResult.Composite(ast, input, issues as [ParseResult.ParseIssue], output))
+}
+
+/**
+ * A JSON object whose members are all `value`, with keys that are `key` (a string schema, `Schema.String` by default),
+ * decoded and encoded member by member, every member kept: `__proto__`, `constructor` and `prototype` are ordinary
+ * keys, never dropped and never the object's prototype (docs/ASSUMPTIONS.md "Text fields"). In JSON Schema (the
+ * OpenAPI document) and arbitraries it is `Schema.Record({ key, value })`. `key` and `value` must decode
+ * synchronously. Fails with a `ParseIssue` pointing at the first bad member (every bad member with `errors: "all"`),
+ * or at the input when it is not an object.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ObjectOf = <Value extends Schema.Schema.Any>(
+  value: Value,
+  key: Schema.Schema<string, string, never> = Schema.String
+) => {
+  const record = Schema.Record({ key, value })
+  return Schema.declare(
+    [key, value],
+    {
+      decode: (name, member) => ownMembers(ParseResult.decodeUnknownEither(name), ParseResult.decodeUnknownEither(member)),
+      encode: (name, member) => ownMembers(ParseResult.encodeUnknownEither(name), ParseResult.encodeUnknownEither(member))
+    },
+    {
+      // JSON Schema (the OpenAPI document) describes it as the Record it stands for.
+      [SchemaAST.SurrogateAnnotationId]: record.ast,
+      arbitrary: (name, member) => (fc) => fc.dictionary(name(fc), member(fc)),
+      pretty: (_name, member) => (members) =>
+        `{ ${Object.keys(members).map((name) => `${JSON.stringify(name)}: ${member(members[name] as never)}`).join(", ")} }`,
+      equivalence: (_name, member) => (left, right) => {
+        const names = Object.keys(left)
+        return names.length === Object.keys(right).length &&
+          names.every((name) => Object.hasOwn(right, name) && member(left[name] as never, right[name] as never))
+      }
+    }
+  ) as unknown as Schema.Schema<
+    { readonly [key: string]: Schema.Schema.Type<Value> },
+    { readonly [key: string]: Schema.Schema.Encoded<Value> },
+    Schema.Schema.Context<Value>
+  >
+}
+
+/** A JSON object with any members, every member kept (see {@link ObjectOf}). */
+export const JsonObject = ObjectOf(JsonValue)
 
 /** The empty object `{}` (answered by clipboard write and exec resize): no members. */
 export const EmptyObject = Schema.Struct({}).annotations({
@@ -87,4 +163,49 @@ export const tooDeep = (bytes: Uint8Array, limit: number = maxDepth): { readonly
     }
   }
   return undefined
+}
+
+/**
+ * The top-level member of a JSON object text that byte `offset` falls in: its name (`field`), or null when the offset
+ * is not inside a member's value (in a member name, between members, or the text is not an object). Scans the bytes
+ * before `offset` once, as {@link tooDeep} does; the text is not required to be valid JSON. Used to name the field of
+ * a body that is not valid UTF-8 (docs/ASSUMPTIONS.md "Text fields").
+ *
+ * @since 0.1.0
+ * @category JSON
+ */
+export const memberAt = (bytes: Uint8Array, offset: number): { readonly field: string | null } => {
+  let depth = 0
+  let inString = false
+  let stringStart = -1
+  let lastString: string | null = null
+  let field: string | null = null
+  const end = Math.min(offset, bytes.length)
+  for (let index = 0; index < end; index++) {
+    const byte = bytes[index]
+    if (inString) {
+      if (byte === 0x5c) index++ // a backslash escapes the next byte
+      else if (byte === 0x22) {
+        inString = false
+        if (depth === 1) lastString = Buffer.from(bytes.subarray(stringStart, index)).toString("utf8")
+      }
+      continue
+    }
+    if (byte === 0x22) {
+      inString = true
+      stringStart = index + 1
+    } else if (byte === 0x3a) {
+      if (depth === 1) field = lastString
+    } else if (byte === 0x7b || byte === 0x5b) {
+      depth++
+    } else if (byte === 0x7d || byte === 0x5d) {
+      depth--
+      if (depth === 1) lastString = null
+      if (depth === 0) field = null
+    } else if (byte === 0x2c && depth === 1) {
+      field = null
+    }
+  }
+  // Inside a string at depth 1 before its colon: a member name, not a value.
+  return { field: depth >= 1 ? field : null }
 }

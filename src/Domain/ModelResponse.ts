@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { JsonValue } from "./Json.js"
+import { JsonValue, ObjectOf } from "./Json.js"
 
 /** Model response statuses (spec: Model response object). */
 export const ResponseStatus = Schema.Literal("queued", "in_progress", "failed", "completed", "incomplete", "cancelled")
@@ -129,7 +129,7 @@ export class ModelResponse extends Schema.Class<ModelResponse>("ModelResponse")(
   status: ResponseStatus,
   model: Schema.String,
   usage: Schema.optional(Schema.NullOr(Usage)),
-  metadata: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), {
+  metadata: Schema.optionalWith(ObjectOf(Schema.String), {
     default: () => ({})
   }),
   input: Schema.optional(JsonValue),
@@ -251,10 +251,11 @@ export const CreateResponseRequest = Schema.Struct({
   stream: Nullable(Schema.Boolean),
   background: Nullable(Schema.Boolean),
   metadata: Nullable(
-    Schema.Record({
-      key: Schema.String.annotations({ jsonSchema: { maxLength: requestLimits.metadataKeyLength } }),
-      value: limitedString("a metadata value", requestLimits.metadataValueLength)
-    }).annotations({
+    // Every key is kept, `__proto__` included (Json.ObjectOf); the key length is checked below.
+    ObjectOf(
+      limitedString("a metadata value", requestLimits.metadataValueLength),
+      Schema.String.annotations({ jsonSchema: { maxLength: requestLimits.metadataKeyLength } })
+    ).annotations({
       message: () => "metadata must be a map of string keys to string values"
     }).pipe(
       Schema.filter((metadata) => Object.keys(metadata).length <= requestLimits.metadataPairs, {

@@ -7,6 +7,7 @@
  */
 import { Schema } from "effect"
 import { DateTimeString } from "./Json.js"
+import * as Text from "./Text.js"
 
 /**
  * A secret name: a letter or digit, then up to 127 letters, digits, underscores or dashes (at most 128 characters).
@@ -46,13 +47,17 @@ export class Secret extends Schema.Class<Secret>("Secret")({
 export const maxSecretValueLength = 65536
 
 /**
- * A secret value: a string of at most {@link maxSecretValueLength} characters, held `Redacted`. Its error messages
- * never quote the value (a rejected value must not appear in any answer or log line).
+ * A secret value: free text (Text.ts: no NUL, no unpaired surrogate; tabs and line breaks kept, as in a PEM key) of at
+ * most {@link maxSecretValueLength} characters, held `Redacted`. Its error messages never quote the value (a rejected
+ * value must not appear in any answer or log line). Source: docs/ASSUMPTIONS.md "Text fields".
  */
 export const SecretValue = Schema.Redacted(
   Schema.String.annotations({ message: () => "value must be a string" }).pipe(
     Schema.maxLength(maxSecretValueLength, {
       message: () => `value must be at most ${maxSecretValueLength} characters`
+    }),
+    Schema.filter((value) => Text.freeTextProblem("value", value) ?? true, {
+      jsonSchema: { pattern: Text.freeTextPattern }
     })
   )
 )

@@ -22,7 +22,8 @@ const accepts = <A, I>(schema: Schema.Schema<A, I>) => {
 
 /** Code points to build strings from: letters, digits, spaces, controls, invisible and astral characters. */
 const characters = fc.constantFrom(
-  "a", "Z", "0", "_", "-", ".", " ", "\u00a0", "\t", "\n", "\u0000", "\u007f", "\u0085", "\u200b", "é", "📦", "/"
+  "a", "Z", "0", "_", "-", ".", " ", "\u00a0", "\t", "\n", "\u0000", "\u007f", "\u0085", "\u200b", "é", "📦", "/",
+  "\u2028", "\u2029", "\ud800", "\udfff"
 )
 const text = (minLength: number, maxLength: number) =>
   fc.array(characters, { minLength, maxLength }).map((parts) => parts.join(""))
@@ -30,7 +31,9 @@ const text = (minLength: number, maxLength: number) =>
 const near = (...edges: ReadonlyArray<number>) =>
   fc.tuple(fc.constantFrom(...edges), fc.integer({ min: -2, max: 2 })).map(([edge, delta]) => Math.max(0, edge + delta))
 const codePoints = (value: string) => Array.from(value).length
-const hasControl = (value: string) => /[\u0000-\u001f\u007f-\u009f]/.test(value)
+/** What a line of text refuses (src/Domain/Text.ts): control characters, U+2028, U+2029, unpaired surrogates. */
+const hasControl = (value: string) =>
+  /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(value) || /[\ud800-\udfff]/u.test(value)
 
 describe("validators at their boundaries", () => {
   it("box name: 1 to 128 characters, non-whitespace, no control characters", () => {

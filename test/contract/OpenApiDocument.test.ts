@@ -98,4 +98,22 @@ describe("the OpenAPI document", () => {
     expect(new RegExp(secret.pattern).test("  GITHUB_TOKEN ")).toBe(true)
     expect(new RegExp(secret.pattern).test("_leading")).toBe(false)
   })
+
+  it("states the text rule of names (no line breaks, U+2028 and U+2029 included) and secret values (no NUL)", () => {
+    const body = (path: string, method: string) => document.paths[path][method].requestBody.content["application/json"].schema
+    const names = [
+      body("/v1/boxes", "post").properties.name,
+      body("/v1/apps/find", "post").properties.name,
+      body("/v1/egress-policies", "post").properties.name,
+      body("/v1/egress-policies/{policy_id}", "patch").properties.name
+    ]
+    for (const name of names) {
+      const pattern = new RegExp(name.pattern, "u")
+      expect(["box", " 🙂 "].map((value) => pattern.test(value))).toEqual([true, true])
+      expect(["a\u2028b", "a\u2029b", "a\u0000b", "a\u0085b"].some((value) => pattern.test(value))).toBe(false)
+    }
+    const value = new RegExp(body("/v1/secrets", "post").properties.value.pattern, "u")
+    expect(["-----BEGIN-----\nAAAA\n", "\ttabbed"].every((text) => value.test(text))).toBe(true)
+    expect(value.test("a\u0000b")).toBe(false)
+  })
 })

@@ -13,6 +13,7 @@ import * as Seed from "../../src/Server/state/Seed.js"
 import * as SqlState from "../../src/Server/state/sql/SqlState.js"
 import * as Postgres from "../support/Postgres.js"
 import * as Crash from "./support/Crash.js"
+import * as OneAnswer from "../support/OneAnswerInputs.js"
 
 const seed = Schema.decodeUnknownSync(Seed.Seed)(DemoSeed.example)
 
@@ -115,5 +116,42 @@ describe("two services on one PostgreSQL database", () => {
     })
     const heirs = [await addressOf(again), await addressOf(other)]
     expect(heirs.filter((taken) => taken === address).length).toBe(1)
+  })
+  it("text, bytes and keys get the answer they get on the other stores (test/conformance/OneAnswer.test.ts)", async () => {
+    const post = (path: string, body: unknown) => Crash.send(pair[0].url, path, { method: "POST", body })
+    for (const [label, name] of OneAnswer.refusedInNames) {
+      const answers = [
+        await post("/v1/apps/find", { name, mint_if_missing: true }),
+        await post("/v1/egress-policies", { name, document: {} }),
+        await post("/v1/boxes", { ...Crash.createBody("text", 0), name })
+      ]
+      for (const answer of answers) expect([label, answer.status, answer.json.error?.param]).toEqual([label, 400, "name"])
+    }
+    for (const [label, value] of OneAnswer.refusedInValues) {
+      const answer = await post("/v1/secrets", { name: "PG_TEXT", value })
+      expect([label, answer.status, answer.json.error?.param]).toEqual([label, 400, "value"])
+    }
+    expect((await post("/v1/secrets", { name: "PG_TEXT", value: "line 1\nline 2\r\n\tend" })).status).toBe(201)
+    // Not UTF-8: a 400 naming the field, nothing stored with U+FFFD.
+    const broken = await fetch(new URL("/v1/apps/find", pair[0].url), {
+      method: "POST",
+      headers: { authorization: "Bearer sk_acme_org", "content-type": "application/json" },
+      body: new Uint8Array(OneAnswer.withInvalidUtf8(`{"mint_if_missing":true,"name":"a@@b"}`))
+    })
+    expect([broken.status, ((await broken.json()) as any).error.param]).toEqual([400, "name"])
+    expect((await post("/v1/apps/find", { name: "a\ufffd\ufffdb" })).status).toBe(404)
+    // __proto__ is an ordinary key: kept in what PostgreSQL stores, and seen by the inline-secrets rule.
+    const rules = JSON.parse(`{"__proto__":{"headers":{"x-team":"boxkit"}}}`)
+    const policy = await post("/v1/egress-policies", { name: "pg-keys", document: { rules } })
+    const read = await Crash.send(pair[1].url, `/v1/egress-policies/${policy.json.id}`)
+    expect(JSON.stringify(read.json.document.rules)).toBe(JSON.stringify(rules))
+    const secretRule = JSON.parse(`{"rules":{"__proto__":{"headers":{"authorization":{"secret":"PG_TEXT"}}}}}`)
+    const inline = await post("/v1/boxes", { ...Crash.createBody("inline", 0), egress_policy: secretRule })
+    expect([inline.status, inline.json.error?.param]).toEqual([400, "egress_policy.rules"])
+    const metadata = JSON.parse(`{"__proto__":"x","constructor":"y"}`)
+    const response = await post("/v1/responses", { model: "boxkit-local", input: "hello", metadata })
+    const stored = await Crash.send(pair[1].url, `/v1/responses/${response.json.id}`)
+    expect(Object.getOwnPropertyDescriptor(stored.json.metadata, "__proto__")?.value).toBe("x")
+    expect(stored.json.metadata.constructor).toBe("y")
   })
 })

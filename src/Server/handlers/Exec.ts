@@ -40,9 +40,10 @@ export const layer = ContractRoutes.group(BoxServiceApi, "exec", (handlers) =>
           (box) =>
             Effect.gen(function*() {
               // Only execs with a terminal have a size to set; any other id (unknown, or without a terminal) is a
-              // no-op. The check and the write are one atomic update.
+              // no-op. The check and the write are one atomic update. Own members only: an exec id such as
+              // `constructor` or `__proto__` is an ordinary id, not a member of every object.
               yield* boxes.update(box.id, (record) =>
-                execId in record.terminalSizes
+                Object.hasOwn(record.terminalSizes, execId)
                   ? { ...record, terminalSizes: { ...record.terminalSizes, [execId]: { cols: payload.cols, rows: payload.rows } } }
                   : record)
               return {}

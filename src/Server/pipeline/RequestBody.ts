@@ -9,6 +9,8 @@
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { Effect, Stream } from "effect"
+import { isUtf8 } from "node:buffer"
+import * as Json from "../../Domain/Json.js"
 import * as NodeRequest from "../http/fast/NodeRequest.js"
 
 /**
@@ -25,7 +27,7 @@ export const withBody = (
     arrayBuffer: { get: () => Effect.succeed(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) },
     stream: { get: () => Stream.succeed(bytes) },
     text: { get: () => Effect.sync(readText) },
-    json: { get: () => Effect.suspend(() => NodeRequest.parseJsonBody(readText())) }
+    json: { get: () => Effect.suspend(() => NodeRequest.parseJsonBody(bytes)) }
   })
 }
 
@@ -66,4 +68,36 @@ export const readGenericBody = (
     })
   return Effect.catchAll(read, (error): Effect.Effect<NodeRequest.BodyRead> =>
     Effect.succeed({ _tag: "Failed", message: error.message }))
+}
+
+/** True when the first `length` bytes are UTF-8, or a UTF-8 text cut inside its last character. */
+const utf8Prefix = (bytes: Uint8Array, length: number): boolean => {
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, length), { stream: true })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Where a JSON body is not UTF-8: undefined when it is (the common case, one native check), else the top-level member
+ * the first bad byte is in (`field`, null when it is not in a member's value). A body that is not UTF-8 is a 400
+ * naming it, never decoded with U+FFFD in place of its bytes (spec: a name is stored exactly as sent;
+ * docs/ASSUMPTIONS.md "Text fields").
+ *
+ * @since 0.1.0
+ * @category body
+ */
+export const invalidUtf8 = (bytes: Uint8Array): { readonly field: string | null } | undefined => {
+  if (isUtf8(bytes)) return undefined
+  // The longest prefix that is UTF-8 (a prefix of one is one too): the first bad byte follows it.
+  let valid = 0
+  let invalid = bytes.byteLength
+  while (invalid - valid > 1) {
+    const middle = Math.floor((valid + invalid) / 2)
+    if (utf8Prefix(bytes, middle)) valid = middle
+    else invalid = middle
+  }
+  return Json.memberAt(bytes, valid)
 }
