@@ -72,3 +72,21 @@ export const checkStoredBytes = (
         `of ${quotas.storedBytes}.`,
       "stored_bytes"
     ))
+
+/**
+ * The `stored_bytes` check of a write that replaces `replacing` bytes with `adding` bytes (a clipboard write), where
+ * `others` is what the organization stores besides the bytes replaced: a write that does not grow what is stored
+ * (an empty or smaller clipboard) always passes, even over the quota, since it frees bytes; a larger one fails with
+ * `quota_exceeded_error` code `stored_bytes` when `others` plus `adding` would pass the quota. Source:
+ * docs/ASSUMPTIONS.md "Quotas".
+ *
+ * @since 0.1.0
+ * @category quotas
+ */
+export const checkStoredBytesReplacing = (
+  quotas: QuotaSettings,
+  others: number,
+  replacing: number,
+  adding: number
+): Effect.Effect<void, ApiError.QuotaExceededError> =>
+  adding <= replacing ? Effect.void : checkStoredBytes(quotas, others, adding)

@@ -64,6 +64,33 @@ describe("quotas per organization", () => {
       expect((yield* C.post("/v1/responses", { model: "boxkit-local", input: "hello" }, "sk_ada_personal")).status).not.toBe(429)
     })))
 
+  it.effect("stored bytes: over the quota, a clipboard write that frees bytes (empty or smaller) is never refused", () =>
+    C.withService({ quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 64 * 1024 } })(Effect.gen(function*() {
+      const small = yield* C.runningBox({ name: "small" })
+      const large = yield* C.runningBox({ name: "large" })
+      const write = (boxId: string, bytes: number) =>
+        C.request(`/v1/boxes/${boxId}/clipboard`, {
+          method: "PUT",
+          headers: C.auth("sk_acme_org", { "content-type": "text/plain" }),
+          body: "x".repeat(bytes)
+        })
+      expect((yield* write(small, 2 * 1024)).status).toBe(200)
+      expect((yield* write(large, 58 * 1024)).status).toBe(200)
+      // A response whose input fits is stored as a record larger than its input: the organization is now over.
+      const response = yield* C.post("/v1/responses", { model: "boxkit-local", input: "y".repeat(4000) })
+      expect(response.status).toBe(200)
+      const over = organization(yield* C.state, "org_acme").usage.stored_bytes
+      expect(over).toBeGreaterThan(64 * 1024)
+      // Growing a clipboard is refused; a smaller or an empty one frees bytes and is written.
+      expectQuota(yield* write(small, 3 * 1024), "stored_bytes")
+      expect((yield* write(small, 1024)).status).toBe(200)
+      expect((yield* write(small, 0)).status).toBe(200)
+      // The same size again neither grows nor frees: written too.
+      expect((yield* write(small, 0)).status).toBe(200)
+      expect((yield* C.boxState(small)).clipboard).toMatchObject({ bytes: 0 })
+      expect(organization(yield* C.state, "org_acme").usage.stored_bytes).toBe(over - 2 * 1024)
+    })))
+
   it.effect("background responses in flight: the next one is refused until one finishes", () =>
     C.withService({ quotas: { boxes: 1000, backgroundResponses: 2, storedBytes: 1 << 30 } })(Effect.gen(function*() {
       // The background delay runs on the TestClock: accepted responses wait until it is moved.

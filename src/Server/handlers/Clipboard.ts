@@ -53,11 +53,14 @@ export const layer = ContractRoutes.group(BoxServiceApi, "clipboard", (handlers)
               ))
             }
             const bytes = new Uint8Array(yield* Effect.orDie(request.arrayBuffer))
-            // The organization's stored bytes, without what this clipboard holds now (the write replaces it).
-            const usage = yield* boxes.usage(box.orgId)
-            const stored = usage.clipboardBytes - (box.clipboard?.bytes.byteLength ?? 0) +
-              (yield* responses.storedBytes(box.orgId))
-            yield* Quotas.checkStoredBytes(config.quotas, stored, bytes.byteLength)
+            // The organization's stored bytes, without what this clipboard holds now (the write replaces it); a
+            // write no larger than what it replaces frees bytes and passes even over the quota.
+            const holding = box.clipboard?.bytes.byteLength ?? 0
+            if (bytes.byteLength > holding) {
+              const usage = yield* boxes.usage(box.orgId)
+              const others = usage.clipboardBytes - holding + (yield* responses.storedBytes(box.orgId))
+              yield* Quotas.checkStoredBytesReplacing(config.quotas, others, holding, bytes.byteLength)
+            }
             // At most Box.maxClipboardBytes: the request pipeline refused a larger body (the operation's body limit).
             // Written only while the box is still running (it may have been paused since it was read).
             const written = { ok: false }
