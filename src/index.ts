@@ -63,6 +63,24 @@ export {
   UnexpectedResponseError,
   UnknownApiError
 } from "./ApiError.js"
+/**
+ * What each operation can fail with, as named unions of the classes above: `CallError` (every operation: the
+ * `CommonError`s every endpoint lists and the client's own `ClientError`s), `BoxesCreateError`,
+ * `BoxesTransitionError`, `ListenersError`, `ClipboardWriteError`, `ResponsesCreateError`; `OperationErrors` maps
+ * each operation to its union. @since 0.1.0
+ */
+export type {
+  BoxesCreateError,
+  BoxesTransitionError,
+  CallError,
+  ClientError,
+  ClipboardWriteError,
+  CommonError,
+  ListenersError,
+  OperationError,
+  OperationErrors,
+  ResponsesCreateError
+} from "./Client/Operation.js"
 /** Waiting for a box: it failed, or the wait ran past its deadline. @since 0.1.0 */
 export { BoxFailedError, WaitTimeoutError } from "./Client/Boxes.js"
 /** Waiting for a model response: its result expired, or the wait ran past its deadline. @since 0.1.0 */

@@ -3,7 +3,7 @@
  * with: exactly the typed errors its endpoint lists in the contract (read from the endpoint's error schema), plus the
  * client's own. `Transport.operation` runs every service method through these.
  *
- * Source: spec "Errors" (the errors of each endpoint); issue 15 (one home for each operation's errors).
+ * Source: spec "Errors" (the errors of each endpoint).
  *
  * @since 0.1.0
  */
@@ -11,6 +11,7 @@ import type { HttpApi, HttpApiClient, HttpApiEndpoint, HttpApiGroup } from "@eff
 import { Effect } from "effect"
 import * as ApiError from "../ApiError.js"
 import { BoxServiceApi } from "../Contract/Api.js"
+import type * as Contract from "../Contract/Api.js"
 
 /** Everything one attempt can fail with, after the transport normalized it. */
 export type ClientFailure =
@@ -51,14 +52,135 @@ export type RequestOf<G extends GroupName, N extends EndpointName<G>> =
   & (ClientRequestOf<G, N> extends { readonly headers: infer H } ? { readonly headers?: Partial<H> } : {})
 
 /**
- * What an operation can fail with: the typed errors its endpoint lists in the contract, and the client's own
- * (`TransportError`, `TimeoutError`, `UnexpectedResponseError`).
+ * The client's own errors, which any operation can fail with: `TransportError` (no answer: refused, reset, closed),
+ * `TimeoutError` (an attempt or the call's deadline ran out) and `UnexpectedResponseError` (an answer the operation
+ * does not list, or one that does not decode).
+ *
+ * Source: docs/ASSUMPTIONS.md "Client".
+ *
+ * @since 0.1.0
+ * @category Errors
  */
-export type OperationError<G extends GroupName, N extends EndpointName<G>> =
+export type ClientError = ApiError.TransportError | ApiError.TimeoutError | ApiError.UnexpectedResponseError
+
+/**
+ * The API errors every endpoint of the contract lists: 400 `InvalidRequestError`, 401 `AuthenticationError`, 402
+ * `BillingError`, 403 `PermissionError`, 404 `NotFoundError`, 429 `RateLimitError`, 500/503 `ServerError`.
+ *
+ * Source: spec "Errors".
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type CommonError = Contract.CommonError
+
+/**
+ * What any operation can fail with: {@link CommonError} and {@link ClientError}. The operations that list nothing
+ * more (reads, `Apps.find`, `Boxes.terminate`, `Exec.resize`, secrets, egress policies) fail with exactly this.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type CallError = CommonError | ClientError
+
+/**
+ * What creating a box can fail with: {@link CallError}, 409 `ConflictError` (its idempotency key reused with another
+ * body; a key still in flight is a `ServerError`) and 429 `QuotaExceededError`. Source: spec "Create a box", "Errors".
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type BoxesCreateError = CommonError | ApiError.ConflictError | ApiError.QuotaExceededError | ClientError
+
+/**
+ * What a box's lifecycle moves (pause, resume, sleep, upgrade) can fail with: {@link CallError} and 409
+ * `ConflictError` (the box's status does not allow the move). Source: spec "States and transitions", "Errors".
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type BoxesTransitionError = CommonError | ApiError.ConflictError | ClientError
+
+/**
+ * What publishing, unpublishing and adding domains to listeners can fail with: {@link CallError} and 409
+ * `ConflictError`. Source: spec "Listeners", "Errors".
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type ListenersError = CommonError | ApiError.ConflictError | ClientError
+
+/**
+ * What writing a clipboard can fail with: {@link CallError}, 409 `ConflictError`, 429 `QuotaExceededError` (stored
+ * bytes over the quota) and 501 `NotImplementedError`. Source: spec "Clipboard", "Errors".
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type ClipboardWriteError =
+  | CommonError
+  | ApiError.ConflictError
+  | ApiError.QuotaExceededError
+  | ApiError.NotImplementedError
+  | ClientError
+
+/**
+ * What creating or submitting a model response can fail with: {@link CallError}, 409 `ConflictError` (its
+ * idempotency key reused with another body) and 429 `QuotaExceededError` (background responses over the quota).
+ * Source: spec "POST {api_url}/responses", "Errors".
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type ResponsesCreateError = CommonError | ApiError.ConflictError | ApiError.QuotaExceededError | ClientError
+
+/**
+ * The errors of every operation, by group and endpoint name, spelled with the exported unions above. Each entry is
+ * exactly what its endpoint lists in the contract plus {@link ClientError} (checked by
+ * test/client/OperationErrors.test.ts).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export interface OperationErrors {
+  readonly apps: { readonly find: CallError }
+  readonly boxes: {
+    readonly create: BoxesCreateError
+    readonly retrieve: CallError
+    readonly upgrade: BoxesTransitionError
+    readonly pause: BoxesTransitionError
+    readonly resume: BoxesTransitionError
+    readonly sleep: BoxesTransitionError
+    readonly terminate: CallError
+  }
+  readonly exec: { readonly resize: CallError }
+  readonly listeners: {
+    readonly publish: ListenersError
+    readonly unpublish: ListenersError
+    readonly addDomain: ListenersError
+  }
+  readonly clipboard: { readonly write: ClipboardWriteError }
+  readonly secrets: { readonly retrieve: CallError; readonly create: CallError }
+  readonly egressPolicies: { readonly retrieve: CallError; readonly create: CallError; readonly rename: CallError }
+  readonly responses: { readonly create: ResponsesCreateError; readonly retrieve: CallError }
+}
+
+/**
+ * What an operation can fail with: the typed errors its endpoint lists in the contract, and the client's own
+ * ({@link ClientError}), as the named union of {@link OperationErrors} (so declarations and editors show
+ * `BoxesCreateError`, `CallError`, ... rather than this alias).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type OperationError<G extends GroupName, N extends EndpointName<G>> = G extends keyof OperationErrors
+  ? N extends keyof OperationErrors[G] ? OperationErrors[G][N] : never
+  : never
+
+/** What an operation can fail with, read from the contract: the check of {@link OperationErrors}. */
+export type ContractOperationError<G extends GroupName, N extends EndpointName<G>> =
   | HttpApiEndpoint.HttpApiEndpoint.Error<EndpointOf<G, N>>
-  | ApiError.TransportError
-  | ApiError.TimeoutError
-  | ApiError.UnexpectedResponseError
+  | ClientError
 
 const listedErrors = new Map<string, ReadonlyArray<ApiErrorClass>>()
 
@@ -83,9 +205,9 @@ export type ApiErrorClass = (typeof ApiError.apiErrorClasses)[number]
 
 /**
  * Keeps in the error channel exactly the typed errors of `classes` (what one operation lists), plus the client-side
- * errors; any other envelope becomes `UnexpectedResponseError` carrying it as `cause` (and its call's `context`).
+ * errors; any other envelope becomes `UnexpectedResponseError` carrying it as `cause`.
  */
-export const keepListed = <A, E extends ApiError.UnexpectedResponseError, R>(
+export const keepListed = <A, E, R>(
   classes: ReadonlyArray<ApiErrorClass>,
   effect: Effect.Effect<A, ClientFailure, R>
 ): Effect.Effect<A, E, R> =>
@@ -97,8 +219,7 @@ export const keepListed = <A, E extends ApiError.UnexpectedResponseError, R>(
       return new ApiError.UnexpectedResponseError({
         message: `${ApiError.typeOf(error)} (HTTP ${error.status}) is not an answer this operation lists: ${error.message}`,
         status: error.status,
-        cause: error,
-        context: error.context
+        cause: error
       }) as E
     }
     // Not an API error, or one of `classes`: what the signature promises.

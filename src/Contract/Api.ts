@@ -105,7 +105,15 @@ const operation = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E, d
     .annotate(MaxBodyBytes, maxBodyBytes) as ReturnType<typeof commonErrors<E>>
 }
 
-type CommonError =
+/**
+ * The API errors every endpoint lists: 400, 401, 402, 403, 404, 429 (`RateLimitError`) and 500/503 (`ServerError`).
+ *
+ * Source: spec "Errors".
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type CommonError =
   | ApiError.InvalidRequestError
   | ApiError.AuthenticationError
   | ApiError.BillingError
