@@ -137,7 +137,7 @@ export type ResponsesCreateError = CommonError | ApiError.ConflictError | ApiErr
 /**
  * The errors of every operation, by group and endpoint name, spelled with the exported unions above. Each entry is
  * exactly what its endpoint lists in the contract plus {@link ClientError} (checked by
- * test/client/OperationErrors.test.ts).
+ * test/client/OperationErrorUnions.test.ts).
  *
  * @since 0.1.0
  * @category Errors

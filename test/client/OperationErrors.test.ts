@@ -1,71 +1,76 @@
 /**
- * The named error unions of Operation.ts (`CallError`, `BoxesCreateError`, ...) are exactly what each endpoint lists
- * in the contract plus the client's own errors, for every endpoint: checked by the type checker (`npm run typecheck`
- * fails on a mismatch), and at run time against the classes the transport keeps for each endpoint.
+ * Every client operation fails with exactly the errors its endpoint lists in the contract (issue 15: one home for
+ * each operation's errors): `Transport.operation` reads them from the endpoint's error schema. An envelope the
+ * endpoint does not list becomes `UnexpectedResponseError` carrying it; one it lists stays typed.
  */
-import { describe, expect, expectTypeOf, it } from "vitest"
+import { HttpApi, HttpClient, HttpClientResponse } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Layer, Option, Cause, Redacted } from "effect"
 import * as ApiError from "../../src/ApiError.js"
+import { Boxes } from "../../src/Client/Boxes.js"
+import { BoxkitConfig } from "../../src/Client/BoxkitConfig.js"
+import { Secrets } from "../../src/Client/Secrets.js"
+import * as Transport from "../../src/Client/Transport.js"
 import { BoxServiceApi } from "../../src/Contract/Api.js"
-import type * as Operation from "../../src/Client/Operation.js"
-import { errorsListedBy } from "../../src/Client/Operation.js"
+import { boxId } from "../support/Fixtures.js"
 
-/** True when `A` and `B` have the same members. */
-type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false
+/** A client whose every request is answered `status` with the envelope of `type`. */
+const answering = (status: number, type: string) =>
+  Layer.mergeAll(Boxes.Default, Secrets.Default).pipe(
+    Layer.provide(BoxkitConfig.layer({
+      apiKey: Redacted.make("sk_test"),
+      baseUrl: "http://box.test/v1",
+      retry: { maxAttempts: 1 }
+    })),
+    Layer.provide(Layer.succeed(
+      HttpClient.HttpClient,
+      HttpClient.make((request) =>
+        Effect.succeed(HttpClientResponse.fromWeb(
+          request,
+          new Response(JSON.stringify({ error: { type, message: "scripted" } }), {
+            status,
+            headers: { "content-type": "application/json" }
+          })
+        ))
+      )
+    ))
+  )
 
-/** The endpoints (`group.name`) whose named union differs from the contract's errors. */
-type Mismatches = {
-  [G in Operation.GroupName]: {
-    [N in Operation.EndpointName<G>]: Same<Operation.OperationError<G, N>, Operation.ContractOperationError<G, N>> extends
-      true ? never
-      : `${G}.${N}`
-  }[Operation.EndpointName<G>]
-}[Operation.GroupName]
+const failureOf = <A, E>(exit: Exit.Exit<A, E>) =>
+  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
 
-/** The `_tag`s of the API errors in the named union of each endpoint (its class names). */
-const namedUnion: Record<string, ReadonlyArray<string>> = (() => {
-  const common = ["InvalidRequestError", "AuthenticationError", "BillingError", "PermissionError", "NotFoundError", "RateLimitError", "ServerError"]
-  const conflict = [...common, "ConflictError"]
-  const quota = [...conflict, "QuotaExceededError"]
-  return {
-    "apps.find": common,
-    "boxes.create": quota,
-    "boxes.retrieve": common,
-    "boxes.upgrade": conflict,
-    "boxes.pause": conflict,
-    "boxes.resume": conflict,
-    "boxes.sleep": conflict,
-    "boxes.terminate": common,
-    "exec.resize": common,
-    "listeners.publish": conflict,
-    "listeners.unpublish": conflict,
-    "listeners.addDomain": conflict,
-    "clipboard.write": [...quota, "NotImplementedError"],
-    "secrets.retrieve": common,
-    "secrets.create": common,
-    "egressPolicies.retrieve": common,
-    "egressPolicies.create": common,
-    "egressPolicies.rename": common,
-    "responses.create": quota,
-    "responses.retrieve": common
-  }
-})()
-
-describe("the named error unions of the operations", () => {
-  it("equal the contract's errors of every endpoint (type level)", () => {
-    expectTypeOf<Mismatches>().toEqualTypeOf<never>()
-    expectTypeOf<Operation.OperationError<"boxes", "create">>().toEqualTypeOf<Operation.BoxesCreateError>()
-    expectTypeOf<ApiError.NotFoundError | ApiError.TransportError>().toMatchTypeOf<Operation.CallError>()
+describe("the errors of each operation come from the contract", () => {
+  it("every endpoint of the contract lists the common errors, and the idempotent ones list the conflict", () => {
+    const seen: Array<string> = []
+    HttpApi.reflect(BoxServiceApi, {
+      onGroup() {},
+      onEndpoint({ endpoint, group }) {
+        const classes = Transport.errorsListedBy(group.identifier, endpoint.name)
+        seen.push(`${group.identifier}.${endpoint.name}`)
+        for (const common of [ApiError.InvalidRequestError, ApiError.AuthenticationError, ApiError.ServerError]) {
+          expect(classes).toContain(common)
+        }
+      }
+    })
+    expect(seen.length).toBeGreaterThan(15)
+    expect(Transport.errorsListedBy("boxes", "create")).toContain(ApiError.ConflictError)
+    expect(Transport.errorsListedBy("clipboard", "write")).toContain(ApiError.NotImplementedError)
+    expect(Transport.errorsListedBy("secrets", "retrieve")).not.toContain(ApiError.ConflictError)
+    expect(() => Transport.errorsListedBy("boxes", "nope")).toThrow(/no endpoint boxes.nope/)
   })
 
-  it("name the classes the transport keeps for every endpoint of the contract (run time)", () => {
-    const endpoints = Object.values(BoxServiceApi.groups).flatMap((group) =>
-      Object.keys(group.endpoints).map((name) => `${group.identifier}.${name}`)
-    )
-    expect([...endpoints].sort()).toEqual(Object.keys(namedUnion).sort())
-    for (const endpoint of endpoints) {
-      const [group, name] = endpoint.split(".") as [string, string]
-      const kept = errorsListedBy(group, name).map((errorClass) => errorClass._tag)
-      expect([endpoint, [...new Set(kept)].sort()]).toEqual([endpoint, [...namedUnion[endpoint]!].sort()])
-    }
-  })
+  it.effect("a listed error stays typed: 409 conflict_error on pause is a ConflictError", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(Effect.flatMap(Boxes, (boxes) => boxes.pause(boxId)))
+      expect(failureOf(exit)).toBeInstanceOf(ApiError.ConflictError)
+    }).pipe(Effect.provide(answering(409, "conflict_error"))))
+
+  it.effect("an unlisted error is unexpected: 409 conflict_error on a secret read is an UnexpectedResponseError", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(Effect.flatMap(Secrets, (secrets) => secrets.retrieve("GITHUB_TOKEN")))
+      const failure = failureOf(exit)
+      expect(failure).toBeInstanceOf(ApiError.UnexpectedResponseError)
+      expect((failure as ApiError.UnexpectedResponseError).cause).toBeInstanceOf(ApiError.ConflictError)
+      expect((failure as ApiError.UnexpectedResponseError).message).toMatch(/not an answer this operation lists/)
+    }).pipe(Effect.provide(answering(409, "conflict_error"))))
 })
