@@ -105,11 +105,11 @@ describe("help", () => {
   })
 
   it("a command with subcommands lists them with their summaries", () => {
-    const help = helpOf(["policies"])
-    expect(help).toMatch(/^Usage: boxkit policies COMMAND$/m)
-    expect(help).toMatch(/^ {2}create +Create an egress policy/m)
-    expect(help).toMatch(/^ {2}get +Show an egress policy/m)
-    expect(help).toContain(`Run "boxkit policies COMMAND --help" for the usage of a command.`)
+    const help = helpOf(["listeners"])
+    expect(help).toMatch(/^Usage: boxkit listeners COMMAND$/m)
+    expect(help).toMatch(/^ {2}publish +Publish a guest port of a box;/m)
+    expect(help).toMatch(/^ {2}add-domain +Add a custom domain/m)
+    expect(help).toContain(`Run "boxkit listeners COMMAND --help" for the usage of a command.`)
     expect(helpOf([])).toMatch(/^ {2}--verbose +On a failure/m)
   })
 })
@@ -156,10 +156,10 @@ describe("through the built command, stdout piped", () => {
       const [plain, noColor, clientHelp, mistyped, mistypedRoot, groupAlone] = yield* Effect.all([
         boxkit(["serve", "--help"], { env: { ...forcing, NO_COLOR: undefined } }),
         boxkit(["serve", "--help"], { env: { ...forcing, NO_COLOR: "1" } }),
-        boxkit(["policies", "get", "-h"], { env: forcing }),
+        boxkit(["listeners", "publish", "-h"], { env: forcing }),
         boxkit(["boxes", "creat", "--name", "web"], { env: forcing }),
         boxkit(["bxes", "get"]),
-        boxkit(["policies"])
+        boxkit(["exec"])
       ])
       for (const run of [plain, noColor, clientHelp]) {
         expect(run.code).toBe(0)
@@ -172,8 +172,8 @@ describe("through the built command, stdout piped", () => {
       expect(plain.stdout).toMatch(/^Usage: boxkit serve \[--host HOST\] \[--port PORT\]/)
       expect(plain.stdout).toContain("Default: 8787.")
       expect(noColor.stdout).toBe(plain.stdout)
-      expect(clientHelp.stdout).toMatch(/^Usage: boxkit policies get /)
-      expect(clientHelp.stdout).toContain("[--json] POLICY_ID")
+      expect(clientHelp.stdout).toMatch(/^Usage: boxkit listeners publish /)
+      expect(clientHelp.stdout).toContain("[--protocol http|tcp] BOX_ID PORT")
       expect(mistyped.code).toBe(2)
       expect(mistyped.stdout).toBe("")
       expect(mistyped.stderr).toBe(
@@ -183,6 +183,6 @@ describe("through the built command, stdout piped", () => {
       expect(mistypedRoot.stderr).toContain("boxkit: unknown command bxes; did you mean boxes?")
       // A command that needs a subcommand, given none: its help.
       expect(groupAlone.code).toBe(0)
-      expect(groupAlone.stdout).toMatch(/^Usage: boxkit policies COMMAND$/m)
+      expect(groupAlone.stdout).toMatch(/^Usage: boxkit exec COMMAND$/m)
     }), 300_000)
 })

@@ -1,14 +1,16 @@
 /**
  * The client commands of `boxkit`, one per area of the API, each with its subcommands: `apps`, `boxes`, `secrets`,
- * `policies`, `clipboard`, `listeners`, `responses`. They run on the client toolkit (ClientOptions.ts).
+ * `policies`, `clipboard`, `listeners`, `exec`, `responses`; one subcommand per operation of the client's services.
+ * They run on the client toolkit (ClientOptions.ts).
  *
- * Source: issue 16.
+ * Source: docs/ASSUMPTIONS.md "Command line (client commands)".
  *
  * @since 0.1.0
  */
 import * as Apps from "./Apps.js"
 import * as Boxes from "./Boxes.js"
 import * as Clipboard from "./Clipboard.js"
+import * as Exec from "./Exec.js"
 import * as Listeners from "./Listeners.js"
 import * as Policies from "./Policies.js"
 import * as Responses from "./Responses.js"
@@ -22,5 +24,6 @@ export const commands = [
   Policies.command,
   Clipboard.command,
   Listeners.command,
+  Exec.command,
   Responses.command
 ] as const
