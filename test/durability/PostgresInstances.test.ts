@@ -33,7 +33,12 @@ beforeAll(async () => {
   server = await Postgres.startTestDatabase()
   const databaseUrl = await Postgres.createDatabase(server, "instances")
   // Both start at once: the migrations and the seed run once between them.
-  const settings = { instanceTimeout: Duration.seconds(2), bootDelay: Duration.millis(50) }
+  // A small stored-bytes quota for the clipboard test (nothing else here stores more than a few hundred bytes).
+  const settings = {
+    instanceTimeout: Duration.seconds(2),
+    bootDelay: Duration.millis(50),
+    quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 64 * 1024 }
+  }
   pair = await Promise.all([start(databaseUrl, settings), start(databaseUrl, settings)])
 }, 180_000)
 
@@ -153,5 +158,36 @@ describe("two services on one PostgreSQL database", () => {
     const stored = await Crash.send(pair[1].url, `/v1/responses/${response.json.id}`)
     expect(Object.getOwnPropertyDescriptor(stored.json.metadata, "__proto__")?.value).toBe("x")
     expect(stored.json.metadata.constructor).toBe("y")
+  })
+  it("over the stored-bytes quota, a clipboard write that frees bytes passes (usage read from org_usage)", async () => {
+    const storedBytes = async () =>
+      (await Crash.send(pair[0].url, "/_local/state")).json.organizations
+        .find((organization: { id: string }) => organization.id === "org_acme").usage.stored_bytes as number
+    const running = async (name: string) => {
+      const created = await Crash.send(pair[0].url, "/v1/boxes", { method: "POST", body: Crash.createBody(name, 0) })
+      const boxId = created.json.box_id as string
+      await Crash.waitFor(async () => (await Crash.send(pair[1].url, `/v1/boxes/${boxId}`)).json.status === "running", "running")
+      return boxId
+    }
+    const write = async (boxId: string, bytes: number) =>
+      (await fetch(new URL(`/v1/boxes/${boxId}/clipboard`, pair[1].url), {
+        method: "PUT",
+        headers: { authorization: "Bearer sk_acme_org", "content-type": "text/plain" },
+        body: "x".repeat(bytes)
+      })).status
+    const small = await running("clip-small")
+    const large = await running("clip-large")
+    expect(await write(small, 2048)).toBe(200)
+    // The large clipboard leaves room for a response's input of 4000 bytes, whose record is larger than its input.
+    expect(await write(large, 64 * 1024 - (await storedBytes()) - 4000)).toBe(200)
+    const response = await Crash.send(pair[0].url, "/v1/responses", {
+      method: "POST",
+      body: { model: "boxkit-local", input: "y".repeat(4000) }
+    })
+    expect(response.status).toBe(200)
+    expect(await storedBytes()).toBeGreaterThan(64 * 1024)
+    expect(await write(small, 3072)).toBe(429)
+    expect(await write(small, 1024)).toBe(200)
+    expect(await write(small, 0)).toBe(200)
   })
 })
