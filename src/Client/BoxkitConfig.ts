@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import type { HttpClient } from "@effect/platform"
-import { Config, type ConfigError, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 
 /**
  * The retry and timeout policy of every call; see `Retry.ts` for what is retried. Set globally in
@@ -109,11 +109,35 @@ export interface BoxkitOptions {
   readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
 }
 
+/** A header name: an HTTP token (RFC 9110). */
+const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/**
+ * What is wrong with the default headers, if anything: a name that is not an HTTP token, or a value holding a line
+ * break or NUL (it would end the header). Names the header, never shows its value (it may be a secret).
+ */
+export const headersProblem = (
+  headers: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
+): { readonly name: string; readonly message: string } | undefined => {
+  for (const name in headers ?? {}) {
+    if (!headerName.test(name)) return { name, message: `headers: ${JSON.stringify(name)} is not a valid header name` }
+    const value = headers![name]
+    const text = Redacted.isRedacted(value) ? Redacted.value(value) : value
+    if (typeof text !== "string" || /[\r\n\0]/.test(text)) {
+      return { name, message: `headers: the value of ${name} is not a string without line breaks or NUL` }
+    }
+  }
+  return undefined
+}
+
 /**
  * The settings of `options`: the key wrapped in `Redacted`, `apiUrl` defaulted to `baseUrl`, retry merged, header
- * names in lower case (a later spelling of one name wins), `transformClient` as given.
+ * names in lower case (a later spelling of one name wins), `transformClient` as given. Throws a `TypeError` naming
+ * the header when `headers` holds an invalid one ({@link headersProblem}).
  */
 export const makeSettings = (options: BoxkitOptions): BoxkitSettings => {
+  const problem = headersProblem(options.headers)
+  if (problem !== undefined) throw new TypeError(problem.message)
   const headers: Record<string, string | Redacted.Redacted<string>> = {}
   for (const name in options.headers ?? {}) headers[name.toLowerCase()] = options.headers![name]
   return {
@@ -139,18 +163,29 @@ export const fromEnv: Config.Config<BoxkitOptions> = Config.all({
 
 /** The client's settings (`BoxkitSettings`). */
 export class BoxkitConfig extends Context.Tag("boxkit/BoxkitConfig")<BoxkitConfig, BoxkitSettings>() {
-  /** From code, e.g. `BoxkitConfig.layer({ apiKey: "sk_...", baseUrl: "http://127.0.0.1:8787/v1" })`. */
+  /**
+   * From code, e.g. `BoxkitConfig.layer({ apiKey: "sk_...", baseUrl: "http://127.0.0.1:8787/v1" })`. Throws a
+   * `TypeError` naming the header when `headers` holds an invalid name or value.
+   */
   static readonly layer = (options: BoxkitOptions): Layer.Layer<BoxkitConfig> =>
     Layer.succeed(BoxkitConfig, makeSettings(options))
 
   /**
    * From a `Config` ({@link fromEnv} by default: `BOX_API_KEY`, `BOX_BASE_URL`, `BOX_API_URL`). Fails with a
-   * `ConfigError` naming a missing or invalid setting. Options that code gives (`headers`, `transformClient`) go
+   * `ConfigError` naming a missing or invalid setting (an invalid default header too). Options that code gives (`headers`, `transformClient`) go
    * through `Config.map`, e.g.
    * `BoxkitConfig.layerConfig(Config.map(fromEnv, (options) => ({ ...options, headers: { "x-team": "infra" } })))`.
    */
   static readonly layerConfig = (
     config: Config.Config<BoxkitOptions> = fromEnv
   ): Layer.Layer<BoxkitConfig, ConfigError.ConfigError> =>
-    Layer.effect(BoxkitConfig, Effect.map(config, makeSettings))
+    Layer.effect(
+      BoxkitConfig,
+      Effect.flatMap(config, (options) => {
+        const problem = headersProblem(options.headers)
+        return problem === undefined
+          ? Effect.succeed(makeSettings(options))
+          : Effect.fail(ConfigError.InvalidData(["headers", problem.name], problem.message))
+      })
+    )
 }

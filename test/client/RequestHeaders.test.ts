@@ -7,12 +7,12 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Redacted } from "effect"
+import { Cause, Config, Duration, Effect, Exit, Layer, Redacted } from "effect"
 import { readFileSync } from "node:fs"
 import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as ApiError from "../../src/ApiError.js"
-import type { BoxkitOptions } from "../../src/Client/BoxkitConfig.js"
+import { BoxkitConfig, type BoxkitOptions } from "../../src/Client/BoxkitConfig.js"
 import * as Boxkit from "../../src/Client/Boxkit.js"
 import { Clipboard } from "../../src/Client/Clipboard.js"
 import { Secrets } from "../../src/Client/Secrets.js"
@@ -130,6 +130,23 @@ describe("default headers", () => {
           }
         })
     ))
+
+  it("an invalid name or value is refused when the client is configured, naming the header, never its value", () => {
+    expect(() => Boxkit.layer({ apiKey: "k", baseUrl: "http://h/v1", headers: { "bad name": "v" } })).toThrow(
+      /"bad name" is not a valid header name/
+    )
+    const refused = () =>
+      Boxkit.layer({ apiKey: "k", baseUrl: "http://h/v1", headers: { "x-token": Redacted.make("secret\r\nx-evil: 1") } })
+    expect(refused).toThrow(/value of x-token/)
+    expect(refused).not.toThrow(/secret/)
+  })
+
+  it.effect("an invalid header through Config is a ConfigError naming it", () =>
+    Effect.gen(function*() {
+      const config = Config.succeed({ apiKey: "k", baseUrl: "http://h/v1", headers: { "x-team": "a\nb" } })
+      const exit = yield* Effect.exit(Layer.build(BoxkitConfig.layerConfig(config)).pipe(Effect.scoped))
+      expect(Exit.isFailure(exit) ? String(Cause.squash(exit.cause)) : "").toMatch(/headers.*x-team/)
+    }))
 
   it.live("each request's own headers and the API key win over them", () =>
     withServer(
