@@ -84,8 +84,9 @@ export const ObjectOf = <Value extends Schema.Schema.Any>(
       encode: (name, member) => ownMembers(ParseResult.encodeUnknownEither(name), ParseResult.encodeUnknownEither(member))
     },
     {
-      // JSON Schema (the OpenAPI document) describes it as the Record it stands for.
+      // JSON Schema (the OpenAPI document) describes it as the Record it stands for, and error messages name it so.
       [SchemaAST.SurrogateAnnotationId]: record.ast,
+      title: String(record.ast),
       arbitrary: (name, member) => (fc) => fc.dictionary(name(fc), member(fc)),
       pretty: (_name, member) => (members) =>
         `{ ${Object.keys(members).map((name) => `${JSON.stringify(name)}: ${member(members[name] as never)}`).join(", ")} }`,

@@ -148,6 +148,13 @@ describe("__proto__, constructor and prototype are ordinary keys", () => {
       const stored = JSON.stringify(rules)
       expect(JSON.stringify(created.json.document.rules)).toBe(stored)
       expect(JSON.stringify((yield* C.get(`/v1/egress-policies/${created.json.id}`)).json.document.rules)).toBe(stored)
+      // A member that is not an object is still named and explained as before.
+      C.expectError(
+        yield* C.post("/v1/egress-policies", { name: "keys", document: { rules: "x" } }),
+        400,
+        "invalid_request_error",
+        { param: "document.rules", message: /document\.rules: must be a JSON object/ }
+      )
       // Inline at box creation, without secrets: kept in the box's record.
       const boxId = yield* C.createBox({ egress_policy: { rules } })
       expect(JSON.stringify((yield* C.get(`/v1/boxes/${boxId}`)).json.egress_policy.rules)).toBe(stored)
