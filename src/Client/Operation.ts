@@ -205,7 +205,7 @@ export type ApiErrorClass = (typeof ApiError.apiErrorClasses)[number]
 
 /**
  * Keeps in the error channel exactly the typed errors of `classes` (what one operation lists), plus the client-side
- * errors; any other envelope becomes `UnexpectedResponseError` carrying it as `cause`.
+ * errors; any other envelope becomes `UnexpectedResponseError` carrying it as `cause` (and its call's `context`).
  */
 export const keepListed = <A, E, R>(
   classes: ReadonlyArray<ApiErrorClass>,
@@ -219,7 +219,8 @@ export const keepListed = <A, E, R>(
       return new ApiError.UnexpectedResponseError({
         message: `${ApiError.typeOf(error)} (HTTP ${error.status}) is not an answer this operation lists: ${error.message}`,
         status: error.status,
-        cause: error
+        cause: error,
+        context: error.context
       }) as E
     }
     // Not an API error, or one of `classes`: what the signature promises.
