@@ -114,7 +114,13 @@ const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
 /**
  * What is wrong with the default headers, if anything: a name that is not an HTTP token, or a value holding a line
- * break or NUL (it would end the header). Names the header, never shows its value (it may be a secret).
+ * break or NUL (it would end the header). Answers the header's `name` and a `message` naming it, never showing its
+ * value (it may be a secret); undefined when every header is valid.
+ *
+ * Source: docs/ASSUMPTIONS.md "Client" (default headers).
+ *
+ * @since 0.1.0
+ * @category Validation
  */
 export const headersProblem = (
   headers: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined

@@ -272,7 +272,12 @@ export interface OperationCallOptions extends CallOptions {
 
 /**
  * What a call is, for the context of the error it ends with (`ApiError.CallContext`): read only when the call
- * fails, so that a call that succeeds does not work out its path.
+ * fails, so that a call that succeeds does not work out its path. `Transport.call`'s third argument.
+ *
+ * Source: docs/ASSUMPTIONS.md "Client" (the context of a failed call).
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface CallSite {
   /** The operation (`boxes.create`), the HTTP method, and the path without the base URL or the query. */
