@@ -9,10 +9,11 @@ import { Exec } from "../src/Client/Exec.js"
 import { Listeners } from "../src/Client/Listeners.js"
 import { Responses } from "../src/Client/Responses.js"
 import { Secrets } from "../src/Client/Secrets.js"
+import { AppId } from "../src/Domain/Ids.js"
 import { outputText } from "../src/Domain/ModelResponse.js"
 import * as Harness from "./support/Harness.js"
 
-const appId = "app_00000000-0000-4000-8000-000000000001"
+const appId = AppId.make("app_00000000-0000-4000-8000-000000000001")
 
 layer(Harness.serviceWithClient(), { excludeTestServices: true })("client against the local service over HTTP", (it) => {
   describe("apps", () => {

@@ -46,7 +46,7 @@ export interface BoxCallOptions extends OperationOptions {
 
 /** Options of idempotent calls: the caller's own key (else one is generated once per call). */
 export interface IdempotentCallOptions extends BoxCallOptions {
-  readonly idempotencyKey?: string
+  readonly idempotencyKey?: string | undefined
 }
 
 /**
@@ -54,9 +54,9 @@ export interface IdempotentCallOptions extends BoxCallOptions {
  * and `onRead`, run with each box record read while waiting (e.g. to show the current status).
  */
 export interface AwaitOptions extends BoxCallOptions {
-  readonly timeout?: Duration.Duration
-  readonly interval?: Duration.Duration
-  readonly onRead?: (box: Box.Box) => Effect.Effect<void>
+  readonly timeout?: Duration.Duration | undefined
+  readonly interval?: Duration.Duration | undefined
+  readonly onRead?: ((box: Box.Box) => Effect.Effect<void>) | undefined
 }
 
 

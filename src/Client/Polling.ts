@@ -33,8 +33,8 @@ export const pollingSchedule = (
  */
 export const scheduleUntil = <In = unknown>(options: {
   readonly deadlineAtMillis: number
-  readonly interval?: Duration.Duration
-  readonly maxInterval?: Duration.Duration
+  readonly interval?: Duration.Duration | undefined
+  readonly maxInterval?: Duration.Duration | undefined
 }): Schedule.Schedule<number, In> => {
   const interval = Duration.toMillis(options.interval ?? defaultInterval)
   const maxInterval = Duration.toMillis(options.maxInterval ?? defaultMaxInterval)
@@ -65,8 +65,8 @@ export const pollUntil = <A, E, R, T>(
   options: {
     readonly done: (value: A) => boolean
     readonly timeout: Duration.Duration
-    readonly interval?: Duration.Duration
-    readonly maxInterval?: Duration.Duration
+    readonly interval?: Duration.Duration | undefined
+    readonly maxInterval?: Duration.Duration | undefined
     readonly onTimeout: (last: Option.Option<A>) => T
   }
 ): Effect.Effect<A, E | T, R> =>

@@ -186,7 +186,7 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
        */
       awaitCompletion: Tracing.fn("Responses.awaitCompletion")(function*(
         responseId: string,
-        options: { readonly timeout?: Duration.Duration; readonly interval?: Duration.Duration } = {}
+        options: { readonly timeout?: Duration.Duration | undefined; readonly interval?: Duration.Duration | undefined } = {}
       ) {
         const timeout = options.timeout ?? Duration.seconds(120)
         return yield* pollUntil(

@@ -58,9 +58,9 @@ export const memoryStore = (ttl: Duration.Duration = Duration.hours(2)): Effect.
 /** Options of a receiver. */
 export interface ReceiverOptions<E, R> {
   /** The expected `webhook_token`; when set, requests without `Authorization: Bearer <token>` get 401. */
-  readonly token?: Redacted.Redacted<string>
+  readonly token?: Redacted.Redacted<string> | undefined
   /** The de-duplication store (default: {@link memoryStore} with a 2-hour ttl). */
-  readonly store?: DeduplicationStore
+  readonly store?: DeduplicationStore | undefined
   /** Called once per completion; answer 2xx only after it succeeds. */
   readonly handler: (response: ModelResponse) => Effect.Effect<void, E, R>
 }
@@ -126,15 +126,15 @@ export const makeHttpApp = <E, R>(
 /** Options of a receiver served on its own HTTP server ({@link layer}, {@link stream}). */
 export interface ServeOptions {
   /** Interface to listen on (default 127.0.0.1). */
-  readonly host?: string
+  readonly host?: string | undefined
   /** Port (default 0: a free port). */
-  readonly port?: number
+  readonly port?: number | undefined
   /**
    * One `http.server` span per webhook request, as `HttpServer.serve` makes by default (default false: no request
    * span, which costs a fifth to a third of a small request's time; the handler's own spans are unaffected).
    * Source: issue 6 (spans configurable and off on hot paths by default).
    */
-  readonly requestSpans?: boolean
+  readonly requestSpans?: boolean | undefined
 }
 
 /**

@@ -168,10 +168,13 @@ export const Visibility = Schema.Literal("org", "private")
  */
 export const CreateBoxRequest = Schema.Struct({
   name: BoxName,
+  // Checked as the spec's field table says (at least 1 non-whitespace character), typed as the id of an App
+  // (`Ids.AppId`: take it from `Apps.find`, or check a string with `Ids.AppId.make`).
   app_id: Schema.String.pipe(
     Schema.filter((id) => /\S/.test(id) || "app_id must be at least 1 non-whitespace character", {
       jsonSchema: { pattern: "\\S" }
-    })
+    }),
+    Schema.brand("AppId")
   ),
   image: ImageSpec,
   max_lifetime_seconds: Schema.optional(

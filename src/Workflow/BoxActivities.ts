@@ -212,7 +212,7 @@ export const isStopOnly = (cause: Cause.Cause<unknown>, instance: WorkflowInstan
 export const awaitStatus = (
   boxId: BoxId,
   target = "running",
-  options: ActivityOptions & { readonly timeout?: Duration.Duration } = {}
+  options: ActivityOptions & { readonly timeout?: Duration.Duration | undefined } = {}
 ) => awaitStatusTemplate(options.name ?? `boxkit/await-${target}`, { boxId, target, timeout: options.timeout })
 
 const awaitStatusTemplate = ActivityTemplate.make({

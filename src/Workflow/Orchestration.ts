@@ -20,6 +20,7 @@ import * as Workflow from "@effect/workflow/Workflow"
 import { Cause, Clock, Context, Duration, Effect, Fiber, Metric, Option, PubSub, Queue, Schedule, Schema } from "effect"
 import { Apps } from "../Client/Apps.js"
 import { Clipboard } from "../Client/Clipboard.js"
+import { AppId } from "../Domain/Ids.js"
 import * as BoxActivities from "./BoxActivities.js"
 import { failureMessage, Ledger, recordingOutcome } from "./Ledger.js"
 import * as Reaper from "./Reaper.js"
@@ -47,7 +48,7 @@ export const BoxJobResult = Schema.Struct({
  */
 export const BoxJob = Workflow.make({
   name: "boxkit/orchestrate-box",
-  payload: { namespace: Schema.String, index: Schema.Int, app_id: Schema.String, model: Schema.String },
+  payload: { namespace: Schema.String, index: Schema.Int, app_id: AppId, model: Schema.String },
   idempotencyKey: ({ index, namespace }) => `${namespace}/${index}`,
   // Its end is learnt from the ledger (recordingOutcome): the run is sent again only now and then, as a fallback.
   suspendedRetrySchedule: Schedule.exponential(Duration.seconds(5), 2).pipe(Schedule.union(Schedule.spaced(Duration.minutes(1)))),
@@ -111,18 +112,18 @@ export interface RunOptions {
   /** How many box workflows (indexes 0 to boxes - 1). */
   readonly boxes: number
   /** Workflows this process runs at once (default 16); with several runners on one database, each runs this many. */
-  readonly concurrency?: number
+  readonly concurrency?: number | undefined
   /** The app of the boxes, found or minted (default `orchestrate`). */
-  readonly appName?: string
+  readonly appName?: string | undefined
   /** The model of the responses (default `boxkit-local`, the local service's model). */
-  readonly model?: string
+  readonly model?: string | undefined
   /** Called about every `progressInterval` (default 1 s) and once at the end. */
-  readonly onProgress?: (progress: Progress) => Effect.Effect<void>
-  readonly progressInterval?: Duration.Duration
+  readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
+  readonly progressInterval?: Duration.Duration | undefined
   /** How long a response may wait for its webhook before it is polled (default 5 s). */
-  readonly pollGrace?: Duration.Duration
+  readonly pollGrace?: Duration.Duration | undefined
   /** How often the ends of workflows run by other runners are read from the ledger (default 500 ms). */
-  readonly finishedPollInterval?: Duration.Duration
+  readonly finishedPollInterval?: Duration.Duration | undefined
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, ConfigError, Duration, Effect, Exit, Option } from "effect"
+import { AppId } from "../../src/Domain/Ids.js"
 import * as ApiError from "../../src/ApiError.js"
 import * as Failure from "../../src/Cli/Failure.js"
 import { Boxes } from "../../src/Client/Boxes.js"
@@ -17,7 +18,7 @@ const report = (error: unknown) => Failure.report(Cause.fail(error), { command: 
 const failureOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.exit(effect), (exit) => (Exit.isFailure(exit) ? exit.cause : Cause.empty))
 
-const app = "app_00000000-0000-4000-8000-000000000001" as const
+const app = AppId.make("app_00000000-0000-4000-8000-000000000001")
 
 describe("errors as a person reads them", () => {
   it.effect("404: status and type with the message, in the report and in Cause.pretty, once", () =>

@@ -4,6 +4,7 @@
  * figures they report (attempts per call, time, faults, replayed answers).
  */
 import { Duration, Effect, LogLevel, Schedule } from "effect"
+import { AppId } from "../../src/Domain/Ids.js"
 import type { RetrySettings } from "../../src/Client/BoxkitConfig.js"
 import * as FaultInjection from "../../src/Server/pipeline/FaultInjection.js"
 import type { LocalServiceSettings } from "../../src/Server/LocalServiceConfig.js"
@@ -15,7 +16,7 @@ export const calls = 500
 /** Calls in flight at once. */
 export const concurrency = 25
 /** The example seed's app. */
-export const appId = "app_00000000-0000-4000-8000-000000000001"
+export const appId = AppId.make("app_00000000-0000-4000-8000-000000000001")
 
 /** 30% of /v1 requests faulted; Retry-After 0 s so that the test runs in seconds. */
 export const faults = FaultInjection.settings({

@@ -4,12 +4,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Duration, Effect, Exit, Fiber, Layer, Schedule } from "effect"
+import { AppId } from "../../src/Domain/Ids.js"
 import * as ApiError from "../../src/ApiError.js"
 import { Boxes } from "../../src/Client/Boxes.js"
 import * as FaultInjection from "../../src/Server/pipeline/FaultInjection.js"
 import * as Harness from "../support/Harness.js"
 
-const appId = "app_00000000-0000-4000-8000-000000000001"
+const appId = AppId.make("app_00000000-0000-4000-8000-000000000001")
 const request = { name: "slow", app_id: appId, image: { base: "debian" } } as const
 
 const state = Effect.map(Harness.fetchRaw("/_local/state"), (response) => response.json)

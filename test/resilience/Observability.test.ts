@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Duration, Effect, Exit, Redacted } from "effect"
+import { AppId } from "../../src/Domain/Ids.js"
 import { Boxes } from "../../src/Client/Boxes.js"
 import { Responses } from "../../src/Client/Responses.js"
 import { Secrets } from "../../src/Client/Secrets.js"
@@ -12,7 +13,7 @@ import * as FaultInjection from "../../src/Server/pipeline/FaultInjection.js"
 import * as Harness from "../support/Harness.js"
 import * as Capture from "./Capture.js"
 
-const appId = "app_00000000-0000-4000-8000-000000000001"
+const appId = AppId.make("app_00000000-0000-4000-8000-000000000001")
 const secretValue = "hunter2-observability-value"
 const webhookToken = "whk_observability_token_42"
 const forbidden = ["sk_acme_org", "sk_not_a_real_key_zz", secretValue, webhookToken, "s3cr3t", "Bearer "]

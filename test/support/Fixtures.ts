@@ -2,14 +2,14 @@
  * Fixtures shared by the client tests that script their own `HttpClient`: ids in the spec's formats and a box record
  * as `GET /boxes/{box_id}` answers it; a box record as the local service stores it.
  */
-import { BoxId } from "../../src/Domain/Ids.js"
+import { AppId, BoxId } from "../../src/Domain/Ids.js"
 import * as Repositories from "../../src/Server/state/Repositories.js"
 
 /** A box id (`sb_` + UUID). */
 export const boxId = BoxId.make("sb_00000000-0000-4000-8000-0000000000aa")
 
 /** An app id (`app_` + UUID), the seeded app's. */
-export const appId = "app_00000000-0000-4000-8000-000000000001"
+export const appId = AppId.make("app_00000000-0000-4000-8000-000000000001")
 
 /** A running box as `GET /boxes/{box_id}` answers it (JSON). */
 export const boxRecord = {

@@ -15,12 +15,13 @@ import { join } from "node:path"
 import { Apps } from "../../src/Client/Apps.js"
 import { Boxes } from "../../src/Client/Boxes.js"
 import { Clipboard } from "../../src/Client/Clipboard.js"
+import { AppId } from "../../src/Domain/Ids.js"
 import * as BoxkitTesting from "../../src/testing.js"
 import { BoxActivities, Ledger, Reaper, Runner } from "../../src/workflow.js"
 
 const directory = mkdtempSync(join(tmpdir(), "boxkit-workflow-"))
 
-const payload = { app_id: Schema.String, name: Schema.String, fail: Schema.Boolean }
+const payload = { app_id: AppId, name: Schema.String, fail: Schema.Boolean }
 
 /** Creates a box (compensated), then fails when asked. */
 const FailsAfterCreate = Workflow.make({
@@ -43,7 +44,7 @@ const LeavesBox = Workflow.make({
 /** Creates a box and waits until it runs, in one activity. */
 const CreatesRunning = Workflow.make({
   name: "test/creates-running",
-  payload: { app_id: Schema.String, name: Schema.String, base: Schema.String, failSetUp: Schema.Boolean },
+  payload: { app_id: AppId, name: Schema.String, base: Schema.String, failSetUp: Schema.Boolean },
   idempotencyKey: ({ name }) => name,
   success: Schema.String,
   error: BoxActivities.ActivityError

@@ -12,7 +12,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option, type Schema } from "effect"
 import type { Idempotent } from "../../Client/IdempotencyKey.js"
 import * as Box from "../../Domain/Box.js"
-import { BoxId } from "../../Domain/Ids.js"
+import { type AppId, BoxId } from "../../Domain/Ids.js"
 import { ClientCommandError, clientOptions, help, withClient } from "./ClientOptions.js"
 import { type Mode, printResource } from "./Output.js"
 import { spinning } from "./Spinner.js"
@@ -87,7 +87,8 @@ const create = Command.make("create", {
       const ports = yield* Effect.forEach(options.port, parsePort)
       const request: Box.CreateBoxRequest = {
         name: options.name,
-        app_id: options.app,
+        // Any text: `boxes.create` checks the request (app_id non-blank) before any I/O and names the field.
+        app_id: options.app as AppId,
         image: { base: options.imageBase },
         ...(Option.isSome(options.size) ? { size: options.size.value } : {}),
         ...(ports.length > 0 ? { ingress_ports: ports } : {})
