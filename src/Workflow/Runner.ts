@@ -179,7 +179,7 @@ const oneStartAtATime = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
  *
  * Its type names no `@effect/sql-pg` module (the `PgClient` it builds is provided as the generic `SqlClient`), so a
  * program that type-checks `boxkit/workflow` with `skipLibCheck: false` needs `@effect/sql-pg` only when it runs this
- * layer (docs/ASSUMPTIONS.md "Optional peers").
+ * layer (docs/ASSUMPTIONS.md "The package").
  *
  * @since 0.1.0
  * @category Layers
