@@ -177,7 +177,7 @@ describe("the context of a failed call", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("the scripted error itself is not changed (a copy carries the context)", () => {
+  it.effect("ApiError.withContext gives a copy: the error it was given keeps no context and its name", () => {
     const shared = ApiError.make.notFound("Shared.")
     const { layer } = scripted((request) => json(request, 404, ApiError.toEnvelope(shared)), 1)
     return Effect.gen(function*() {
