@@ -58,6 +58,16 @@ describe("text fields: one answer on every store", () => {
       expect((yield* C.post("/v1/apps/find", { name: "app 📦" })).json).toEqual(app.json)
     })))
 
+  it.effect("ids a store cannot hold (a NUL, an unpaired surrogate) are unknown ids: 404, as for any other", () =>
+    C.withService()(Effect.gen(function*() {
+      for (const [label, text] of refusedInValues) {
+        const box = yield* C.post("/v1/boxes", C.boxBody({ app_id: `app_${text}` }))
+        expect([label, box.status, box.json.error?.param]).toEqual([label, 404, "app_id"])
+        const response = yield* C.get(`/v1/responses/${encodeURIComponent(`resp_${text.replace(/[\ud800-\udfff]/g, "")}`)}`)
+        expect([label, response.status]).toEqual([label, 404])
+      }
+    })))
+
   it.effect("secret values refuse NUL and unpaired surrogates without quoting them; line breaks and tabs are kept", () =>
     C.withService()(Effect.gen(function*() {
       for (const [label, value] of refusedInValues) {

@@ -137,6 +137,10 @@ describe("two services on one PostgreSQL database", () => {
       expect([label, answer.status, answer.json.error?.param]).toEqual([label, 400, "value"])
     }
     expect((await post("/v1/secrets", { name: "PG_TEXT", value: "line 1\nline 2\r\n\tend" })).status).toBe(201)
+    // Ids PostgreSQL cannot hold are unknown ids, as in memory: 404, not the database's error.
+    const unknownApp = await post("/v1/boxes", { ...Crash.createBody("nul-app", 0), app_id: "app_\u0000" })
+    expect([unknownApp.status, unknownApp.json.error?.param]).toEqual([404, "app_id"])
+    expect((await Crash.send(pair[1].url, "/v1/responses/resp_%00")).status).toBe(404)
     // Not UTF-8: a 400 naming the field, nothing stored with U+FFFD.
     const broken = await fetch(new URL("/v1/apps/find", pair[0].url), {
       method: "POST",

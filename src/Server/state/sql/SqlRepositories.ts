@@ -15,6 +15,7 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import { ModelResponse } from "../../../Domain/ModelResponse.js"
+import * as Text from "../../../Domain/Text.js"
 import {
   type ApiKeyRecord,
   type AppRecord,
@@ -39,6 +40,13 @@ type Row = Record<string, unknown>
 
 /** A store failure is a defect (the request answers 500); the repositories' interfaces have no error channel. */
 const orDie = <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, never, R> => Effect.orDie(effect)
+
+/**
+ * True when a text column can hold `key` as it is: no NUL (PostgreSQL refuses it with an error, SQLite's strings end
+ * at it) and no unpaired surrogate (it would be written as U+FFFD). No row has any other key, so a lookup of one finds
+ * nothing without asking the database: the answer memory gives (docs/ASSUMPTIONS.md "Text fields").
+ */
+const storable = (key: string): boolean => Text.isFreeText(key)
 
 /** The first row, if any. */
 const first = (rows: ReadonlyArray<Row>): Option.Option<Row> => Option.fromNullable(rows[0])
@@ -144,6 +152,7 @@ export const apps = Layer.effect(
     const findByName = (orgId: string, name: string) => {
       const known = byName.get(nameKey(orgId, name))
       if (known !== undefined) return Effect.succeed(Option.some(known))
+      if (!storable(name)) return Effect.succeedNone
       return orDie(sql`SELECT id, org_id, name, created_at FROM apps WHERE org_id = ${orgId} AND name = ${name}`).pipe(
         Effect.map((rows) => Option.map(first(rows), remember))
       )
@@ -154,6 +163,8 @@ export const apps = Layer.effect(
         const known = byId.get(id)
         const found = known !== undefined
           ? Effect.succeed(Option.some(known))
+          : !storable(id)
+          ? Effect.succeedNone
           : orDie(sql`SELECT id, org_id, name, created_at FROM apps WHERE id = ${id}`).pipe(
             Effect.map((rows) => Option.map(first(rows), remember))
           )
@@ -316,7 +327,9 @@ export const responses = Layer.effect(
             ON CONFLICT (org_id) DO UPDATE SET response_bytes = org_usage.response_bytes + ${bytes}`
     return {
       get: (id) =>
-        orDie(sql`SELECT * FROM responses WHERE id = ${id}`).pipe(Effect.map((rows) => Option.map(first(rows), decode))),
+        !storable(id)
+          ? Effect.succeedNone
+          : orDie(sql`SELECT * FROM responses WHERE id = ${id}`).pipe(Effect.map((rows) => Option.map(first(rows), decode))),
       insert: (record) =>
         orDie(sql.withTransaction(Effect.gen(function*() {
           const bytes = responseBytes(record)
