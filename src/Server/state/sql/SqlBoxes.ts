@@ -128,12 +128,27 @@ export const boxes = Layer.effect(
       insertWithinQuota: (record, maxActiveBoxes) => {
         if (record.clipboard !== null) return Effect.dieMessage("insertWithinQuota: a new box has no clipboard")
         const document = documentOf(record)
+        // SQLite has one writer: the count read by the insert is the count when it commits. PostgreSQL's inserts of
+        // one organization may run at once (on one instance or several): the organization's usage row is created if
+        // missing and locked by the upsert, which returns its latest count, so they take turns and none passes the
+        // quota; the trigger's update of that row commits with the box.
+        const insert = sql.onDialectOrElse({
+          pg: () =>
+            sql`WITH usage AS (
+                INSERT INTO org_usage (org_id, active_boxes, clipboard_bytes) VALUES (${record.orgId}, 0, 0)
+                ON CONFLICT (org_id) DO UPDATE SET active_boxes = org_usage.active_boxes RETURNING active_boxes)
+              INSERT INTO boxes (id, org_id, status, created_at_millis, deadline_millis, record)
+              SELECT ${record.id}, ${record.orgId}, ${record.status}, CAST(${record.createdAtMillis} AS BIGINT),
+                CAST(${deadlineOf(record)} AS BIGINT), ${document}
+              FROM usage WHERE usage.active_boxes < ${maxActiveBoxes}`,
+          orElse: () =>
+            sql`INSERT INTO boxes (id, org_id, status, created_at_millis, deadline_millis, record)
+              SELECT ${record.id}, ${record.orgId}, ${record.status}, CAST(${record.createdAtMillis} AS BIGINT),
+                CAST(${deadlineOf(record)} AS BIGINT), ${document}
+              WHERE COALESCE((SELECT active_boxes FROM org_usage WHERE org_id = ${record.orgId}), 0) < ${maxActiveBoxes}`
+        })
         return Effect.orDie(Effect.map(
-          sql`INSERT INTO boxes (id, org_id, status, created_at_millis, deadline_millis, record)
-            SELECT ${record.id}, ${record.orgId}, ${record.status}, CAST(${record.createdAtMillis} AS BIGINT),
-              CAST(${deadlineOf(record)} AS BIGINT), ${document}
-            WHERE COALESCE((SELECT active_boxes FROM org_usage WHERE org_id = ${record.orgId}), 0) < ${maxActiveBoxes}`
-            .raw,
+          insert.raw,
           (raw) => {
             if (rowsAffectedOf(raw) !== 1) return false
             remember(record, document)
