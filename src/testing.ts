@@ -248,7 +248,14 @@ const liveClock = Context.get(DefaultServices.liveServices, Clock.Clock)
 /**
  * `service` with each of its methods running on the real clock: a method's Effect runs under `Effect.withClock`, a
  * method's Stream under the real clock for as long as it runs. Values other than functions, and what a method
- * returns that is neither an Effect nor a Stream, are kept as they are.
+ * returns that is neither an Effect nor a Stream, are kept as they are. What {@link layer} does to every client
+ * service; for a test layer of your own over `Boxkit.layer`, e.g.
+ * `Layer.effect(Boxes, Effect.map(Boxes, BoxkitTesting.onLiveClock))`.
+ *
+ * Source: docs/ASSUMPTIONS.md "The test layer".
+ *
+ * @since 0.1.0
+ * @category Combinators
  */
 export const onLiveClock = <S extends object>(service: S): S => {
   const wrapped: Record<string, unknown> = {}

@@ -13,7 +13,12 @@ import * as ApiError from "../ApiError.js"
 import { BoxServiceApi } from "../Contract/Api.js"
 import type * as Contract from "../Contract/Api.js"
 
-/** Everything one attempt can fail with, after the transport normalized it. */
+/**
+ * Everything one attempt can fail with, after the transport normalized it.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export type ClientFailure =
   | ApiError.AnyApiError
   | ApiError.TransportError
@@ -24,15 +29,30 @@ export type ClientFailure =
 type ContractGroups = typeof BoxServiceApi extends HttpApi.HttpApi<infer _Id, infer Groups, infer _E, infer _R> ? Groups
   : never
 
-/** The name of a group of the contract (`"boxes"`, `"apps"`, ...). */
+/**
+ * The name of a group of the contract (`"boxes"`, `"apps"`, ...).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export type GroupName = HttpApiGroup.HttpApiGroup.Name<ContractGroups>
 
-/** The name of an endpoint of group `G` (`"create"`, `"retrieve"`, ...). */
+/**
+ * The name of an endpoint of group `G` (`"create"`, `"retrieve"`, ...).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export type EndpointName<G extends GroupName> = HttpApiEndpoint.HttpApiEndpoint.Name<
   HttpApiGroup.HttpApiGroup.EndpointsWithName<ContractGroups, G>
 >
 
-/** The endpoint `N` of group `G`. */
+/**
+ * The endpoint `N` of group `G`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export type EndpointOf<G extends GroupName, N extends string> = HttpApiEndpoint.HttpApiEndpoint.WithName<
   HttpApiGroup.HttpApiGroup.EndpointsWithName<ContractGroups, G>,
   N
@@ -46,6 +66,9 @@ type ClientRequestOf<G extends GroupName, N extends EndpointName<G>> = Parameter
 /**
  * What an operation of endpoint `N` of group `G` is called with: path, payload, query and headers as the contract
  * declares them, the headers optional (the owner-override header is added from `OperationCallOptions`).
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export type RequestOf<G extends GroupName, N extends EndpointName<G>> =
   & Omit<ClientRequestOf<G, N>, "withResponse" | "headers">
@@ -177,7 +200,12 @@ export type OperationError<G extends GroupName, N extends EndpointName<G>> = G e
   ? N extends keyof OperationErrors[G] ? OperationErrors[G][N] : never
   : never
 
-/** What an operation can fail with, read from the contract: the check of {@link OperationErrors}. */
+/**
+ * What an operation can fail with, read from the contract's endpoint: the check of {@link OperationErrors}.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export type ContractOperationError<G extends GroupName, N extends EndpointName<G>> =
   | HttpApiEndpoint.HttpApiEndpoint.Error<EndpointOf<G, N>>
   | ClientError
@@ -187,6 +215,9 @@ const listedErrors = new Map<string, ReadonlyArray<ApiErrorClass>>()
 /**
  * The typed error classes endpoint `name` of `group` lists in the contract (`Contract/Api.ts`), read once per
  * endpoint: what `Transport.operation` keeps in its error channel. Throws for an endpoint the contract lacks.
+ *
+ * @since 0.1.0
+ * @category Combinators
  */
 export const errorsListedBy = (group: string, name: string): ReadonlyArray<ApiErrorClass> => {
   const id = `${group}.${name}`
@@ -200,12 +231,20 @@ export const errorsListedBy = (group: string, name: string): ReadonlyArray<ApiEr
   return classes
 }
 
-/** A class of the ten typed API errors. */
+/**
+ * A class of the ten typed API errors.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export type ApiErrorClass = (typeof ApiError.apiErrorClasses)[number]
 
 /**
  * Keeps in the error channel exactly the typed errors of `classes` (what one operation lists), plus the client-side
  * errors; any other envelope becomes `UnexpectedResponseError` carrying it as `cause` (and its call's `context`).
+ *
+ * @since 0.1.0
+ * @category Combinators
  */
 export const keepListed = <A, E, R>(
   classes: ReadonlyArray<ApiErrorClass>,
