@@ -34,7 +34,7 @@ const verbose = process.argv.includes("--verbose") || process.env.BOXKIT_DEBUG =
 const args = process.argv.slice(2).filter((argument) => argument !== "--verbose")
 // A failure names the command the words lead to: `boxkit boxes create`, `boxkit serve`, `boxkit boxes` for
 // `boxkit boxes creat`.
-const command = CommandLine.resolve(Help.descriptorOf(boxkit), args).path.slice(1).join(" ")
+const command = CommandLine.resolve(Help.descriptorOf(boxkit), CommandLine.withoutLogLevel(args)).path.slice(1).join(" ")
 
 const main = CommandLine.run(boxkit, args, { name: "boxkit", version: packageJson.version }).pipe(
   Effect.as(0),

@@ -2,7 +2,8 @@
  * Runs the `boxkit` command line on @effect/cli: finds the command the words name (`boxkit boxes create`), answers
  * a word that names no command with the closest one (`unknown command creat; did you mean create?`, exit 2, at every
  * level), prints our own help (Help.ts) where @effect/cli would print its own (`--help`, `-h`, or a command that
- * needs a subcommand given none), and hands everything else to `Command.run`.
+ * needs a subcommand given none), refuses an option where a subcommand is needed (`boxkit boxes --json`, exit 2), and
+ * hands everything else to `Command.run`.
  *
  * Source: docs/ASSUMPTIONS.md "Command line".
  *
@@ -110,6 +111,38 @@ export const layout = (stream: { readonly isTTY?: boolean; readonly columns?: nu
   colour: colours(stream)
 })
 
+/**
+ * `args` without @effect/cli's `--log-level LEVEL` (or `--log-level=LEVEL`), which it takes anywhere and answers by
+ * running the command line again without it: which command the words name, and whether they ask for help, is read
+ * without it (the command itself still runs with it).
+ *
+ * @since 0.1.0
+ * @category Command line
+ */
+export const withoutLogLevel = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
+  args.filter((arg, index) => !arg.startsWith("--log-level=") && arg !== "--log-level" && args[index - 1] !== "--log-level")
+
+/** The options @effect/cli takes in place of a subcommand (`boxkit --version`). */
+const builtInFlags = new Set(["--help", "-h", "--version", "--wizard", "--completions"])
+
+/**
+ * The failure of a command that needs a subcommand given an option first (`boxkit boxes --json`): which commands it
+ * takes. Exit 2.
+ *
+ * @since 0.1.0
+ * @category Command line
+ */
+export const missingCommand = (resolution: Extract<Resolution, { readonly _tag: "Found" }>): ClientCommandError => {
+  const command = resolution.path.join(" ")
+  return new ClientCommandError({
+    message: `expected a command before ${resolution.rest[0]}: one of ${
+      Help.childrenOf(resolution.node).map(Help.nameOf).join(", ")
+    }`,
+    fix: `run "${command} --help" for its commands`,
+    usage: true
+  })
+}
+
 /** True when @effect/cli reads `args` as a request for help (`--help` or `-h` where it takes them). */
 const helpRequested = (root: Help.Descriptor, args: ReadonlyArray<string>) =>
   !args.some((arg) => arg === "--help" || arg === "-h")
@@ -139,11 +172,15 @@ export const run = <Name extends string, R, E, A>(
 ) =>
   Effect.gen(function*() {
     const root = Help.descriptorOf(command)
-    const resolution = resolve(root, args)
+    const words = withoutLogLevel(args)
+    const resolution = resolve(root, words)
     if (resolution._tag === "Unknown") return yield* Effect.fail(unknownCommand(resolution))
-    const needsSubcommand = Help.childrenOf(resolution.node).length > 0 && resolution.rest.length === 0
-    if (needsSubcommand || (yield* helpRequested(root, args))) {
+    const needsSubcommand = Help.childrenOf(resolution.node).length > 0
+    if ((needsSubcommand && resolution.rest.length === 0) || (yield* helpRequested(root, words))) {
       return yield* Console.log(Help.render(Help.describe(resolution.node, resolution.path), layout()))
+    }
+    if (needsSubcommand && !builtInFlags.has(resolution.rest[0]!.split("=")[0]!)) {
+      return yield* Effect.fail(missingCommand(resolution))
     }
     return yield* Command.run(command, app)(["node", app.name, ...args])
   })

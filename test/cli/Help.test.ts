@@ -153,13 +153,14 @@ describe("through the built command, stdout piped", () => {
 
   it.live("serve --help: plain text in 100 columns, with and without NO_COLOR; a mistyped command's suggestion", () =>
     Effect.gen(function*() {
-      const [plain, noColor, clientHelp, mistyped, mistypedRoot, groupAlone] = yield* Effect.all([
+      const [plain, noColor, clientHelp, mistyped, mistypedRoot, groupAlone, optionFirst] = yield* Effect.all([
         boxkit(["serve", "--help"], { env: { ...forcing, NO_COLOR: undefined } }),
         boxkit(["serve", "--help"], { env: { ...forcing, NO_COLOR: "1" } }),
         boxkit(["listeners", "publish", "-h"], { env: forcing }),
         boxkit(["boxes", "creat", "--name", "web"], { env: forcing }),
         boxkit(["bxes", "get"]),
-        boxkit(["exec"])
+        boxkit(["exec"]),
+        boxkit(["--log-level", "debug", "boxes", "--json"])
       ])
       for (const run of [plain, noColor, clientHelp]) {
         expect(run.code).toBe(0)
@@ -184,5 +185,30 @@ describe("through the built command, stdout piped", () => {
       // A command that needs a subcommand, given none: its help.
       expect(groupAlone.code).toBe(0)
       expect(groupAlone.stdout).toMatch(/^Usage: boxkit exec COMMAND$/m)
+      // An option where a command is needed, --log-level before it: the commands it takes, exit 2.
+      expect(optionFirst.code).toBe(2)
+      expect(optionFirst.stderr).toContain("boxkit boxes: expected a command before --json: one of create, get,")
     }), 300_000)
+})
+
+describe("the words read before @effect/cli runs", () => {
+  it("--log-level and its value are left out wherever they are; an option where a command is needed is refused", () => {
+    expect(CommandLine.withoutLogLevel(["--log-level", "debug", "boxes", "creat"])).toEqual(["boxes", "creat"])
+    expect(CommandLine.withoutLogLevel(["boxes", "get", "--log-level=debug", "sb_1"])).toEqual(["boxes", "get", "sb_1"])
+    const resolution = CommandLine.resolve(root, ["boxes", "--json"])
+    expect(resolution._tag).toBe("Found")
+    if (resolution._tag === "Found") {
+      expect(CommandLine.missingCommand(resolution)).toMatchObject({
+        message: "expected a command before --json: one of create, get, upgrade, pause, resume, sleep, terminate",
+        usage: true
+      })
+    }
+  })
+
+  it("help's width: the terminal's up to 100 columns (at least 40), 100 off a terminal", () => {
+    expect(CommandLine.layout({ isTTY: false, columns: 50 })).toEqual({ width: 100, colour: false })
+    expect(CommandLine.layout({ isTTY: true, columns: 72 }).width).toBe(72)
+    expect(CommandLine.layout({ isTTY: true, columns: 20 }).width).toBe(40)
+    expect(CommandLine.layout({ isTTY: true, columns: 300 }).width).toBe(100)
+  })
 })
