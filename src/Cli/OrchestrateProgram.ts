@@ -6,7 +6,7 @@
  * replayed after a crash sends the same body, and redelivered webhooks of an earlier run are accepted. The token is
  * `Redacted` and never printed.
  *
- * Source: issue 14; docs/decisions/0004-durable-orchestration.md.
+ * Source: docs/ASSUMPTIONS.md "Durable orchestration"; docs/decisions/0004-durable-orchestration.md.
  *
  * @since 0.1.0
  */

@@ -78,6 +78,9 @@ export class ClientCommandError extends Schema.TaggedError<ClientCommandError>()
 /**
  * A command's description: what it does, then one paragraph `Example: …` per example, which `--help` shows under
  * "Example:" (Help.ts).
+ *
+ * @since 0.1.0
+ * @category Help
  */
 export const help = (summary: string, ...examples: ReadonlyArray<string>): HelpDoc.HelpDoc =>
   HelpDoc.blocks([HelpDoc.p(summary), ...examples.map((example) => HelpDoc.p(`Example: ${example}`))])

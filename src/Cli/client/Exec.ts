@@ -35,7 +35,12 @@ const resize = Command.make("resize", {
     ))
   )
 
-/** The `exec` command and its subcommands. */
+/**
+ * The `exec` command and its subcommands (`resize`).
+ *
+ * @since 0.1.0
+ * @category Commands
+ */
 export const command = Command.make("exec").pipe(
   Command.withDescription(help("Exec: the terminal of a command running in a box.", "boxkit exec resize sb_0123… exec_42 --cols 120 --rows 40")),
   Command.withSubcommands([resize])

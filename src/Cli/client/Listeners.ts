@@ -58,7 +58,12 @@ const unpublish = Command.make("unpublish", { ...clientOptions, boxId: boxIdArgu
     Effect.flatMap((result) => printResource(UnpublishResult, result, options))
   )).pipe(Command.withDescription(help("Stop publishing a guest port of a box.", "boxkit listeners unpublish sb_0123… 8080")))
 
-/** The `listeners` command and its subcommands. */
+/**
+ * The `listeners` command and its subcommands (`publish`, `add-domain`, `unpublish`).
+ *
+ * @since 0.1.0
+ * @category Commands
+ */
 export const command = Command.make("listeners").pipe(
   Command.withDescription(help(
     "Listeners: publish a box's guest ports, add custom domains, unpublish them.",

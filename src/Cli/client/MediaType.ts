@@ -4,7 +4,7 @@
  * takes `text/plain` or `image/*` only (spec: PUT /boxes/{box_id}/clipboard), so anything else is refused before
  * sending.
  *
- * Source: issue 16; docs/ASSUMPTIONS.md "Command line".
+ * Source: docs/ASSUMPTIONS.md "Command line (client commands)".
  *
  * @since 0.1.0
  */

@@ -5,7 +5,7 @@
  * nested values as compact JSON, and the status in colour on a terminal only (never when `NO_COLOR` is set to a
  * non-empty value).
  *
- * Source: issue 16 (client commands); docs/ASSUMPTIONS.md "Command line".
+ * Source: docs/ASSUMPTIONS.md "Command line (client commands)".
  *
  * @since 0.1.0
  */
