@@ -12,7 +12,8 @@
  *   `RequestError` reason `InvalidUrl`; a connection failure with reason `Transport`.
  * - {@link readWhole}: a caller that reads the whole body anyway (the contract client) can have the answer handed
  *   over with its body already read (one wait instead of two; sent with undici's `dispatch`, the body's chunks kept
- *   as they arrive, without a body stream).
+ *   as they arrive, without a body stream). With a byte limit (webhook deliveries) at most that many bytes are kept
+ *   and the connection is closed past it.
  * - Interrupting the fiber while it waits for the answer aborts the request (the socket is closed, so the server
  *   sees the client go away); interrupting it while it reads the body destroys the body (same effect).
  * - A body that is never read is destroyed when the response object is garbage collected, so its connection is
@@ -103,9 +104,18 @@ const WholeBody: unique symbol = Symbol.for("boxkit/UndiciHttpClient/WholeBody")
  * Marks `request` so that a client made by {@link make} reads the answer's whole body before handing the answer over
  * (one wait instead of two; the body's reads then answer at once, `stream` as one chunk). For callers that read the
  * whole body anyway (e.g. JSON endpoints); other `HttpClient`s ignore the mark. Returns `request`.
+ *
+ * With `maxBytes` (a count of bytes), at most the first `maxBytes` bytes of the body are kept: a longer body is not
+ * read further, the answer is handed over with those bytes and the request is aborted (its connection closed). Once
+ * the answer's head is in, the {@link withDeadline} deadline no longer fails the request: the answer is handed over
+ * and reading its body fails with the deadline's error (the status stands). Used for webhook deliveries, whose
+ * receiver's answer counts by its status (docs/ASSUMPTIONS.md "Webhooks").
  */
-export const readWhole = (request: HttpClientRequest.HttpClientRequest): HttpClientRequest.HttpClientRequest => {
-  ;(request as { [WholeBody]?: true })[WholeBody] = true
+export const readWhole = (
+  request: HttpClientRequest.HttpClientRequest,
+  maxBytes?: number
+): HttpClientRequest.HttpClientRequest => {
+  ;(request as { [WholeBody]?: true | number })[WholeBody] = maxBytes === undefined ? true : Math.max(0, Math.floor(maxBytes))
   return request
 }
 
@@ -181,21 +191,38 @@ class SendWait extends Exchange {
  * A request whose answer is handed over with its whole body read ({@link readWhole}), as an undici dispatch
  * handler: the body's chunks are kept as they arrive (no body stream, one resumption of the fiber). Settles once:
  * the answer when the body has been read (or, when reading it failed, the answer carrying that failure); a
- * `RequestError` when the request fails before the answer's head, or when the deadline passes before the end.
- * Interruption aborts the request, also when it is still waiting for a connection.
+ * `RequestError` when the request fails before the answer's head, or when the deadline passes before the end. With
+ * `maxBytes`: the answer once the body passes that many bytes (the request is then aborted), and when the deadline
+ * passes after the head, the answer carrying the deadline's error. Interruption aborts the request, also when it is
+ * still waiting for a connection.
  */
 class WholeExchange extends Exchange implements Undici.Dispatcher.DispatchHandler {
   private controller: Undici.Dispatcher.DispatchController | undefined = undefined
   private statusCode = 0
   private headers: Undici.Dispatcher.ResponseData["headers"] = {}
   private chunks: Array<Buffer> = []
+  /** Bytes of the body received so far (counted only with `maxBytes`). */
+  private received = 0
 
   constructor(
     request: HttpClientRequest.HttpClientRequest,
-    resume: (effect: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>) => void
+    resume: (effect: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>) => void,
+    /** The most bytes of the body kept ({@link readWhole}); undefined: all of it. */
+    private readonly maxBytes: number | undefined
   ) {
     super(request, resume)
     this.handle.on("abort", this.abortRequest.bind(this))
+  }
+
+  override fail(cause: unknown): void {
+    // A read with `maxBytes` whose answer's head is in keeps its status: the answer is handed over, its body failing.
+    if (this.maxBytes === undefined || this.statusCode === 0 || this.done) return super.fail(cause)
+    this.done = true
+    this.handle.disarm()
+    this.chunks = []
+    this.resume(Effect.succeed(
+      new UndiciResponse(this.request, this.statusCode, this.headers, undefined, this.handle, undefined, cause)
+    ))
   }
 
   private abortRequest(): void {
@@ -208,6 +235,7 @@ class WholeExchange extends Exchange implements Undici.Dispatcher.DispatchHandle
     this.statusCode = 0
     this.headers = {}
     this.chunks = []
+    this.received = 0
     if (this.handle.aborted) this.abortRequest()
   }
 
@@ -217,7 +245,18 @@ class WholeExchange extends Exchange implements Undici.Dispatcher.DispatchHandle
   }
 
   onResponseData(_controller: unknown, chunk: Buffer): void {
-    this.chunks.push(chunk)
+    if (this.maxBytes === undefined) {
+      this.chunks.push(chunk)
+      return
+    }
+    const room = this.maxBytes - this.received
+    if (room > 0) this.chunks.push(room >= chunk.length ? chunk : chunk.subarray(0, room))
+    this.received += chunk.length
+    if (this.received > this.maxBytes && !this.done) {
+      // Past the limit: handed over with what was kept; the rest is never read (aborting closes the connection).
+      this.onResponseEnd()
+      this.controller?.abort(new Error(`The answer's body is longer than ${this.maxBytes} bytes.`))
+    }
   }
 
   onResponseEnd(): void {
@@ -257,10 +296,11 @@ const send = (
   headers: Headers.Headers,
   body: Undici.Dispatcher.DispatchOptions["body"],
   deadline: Deadline | undefined,
-  whole: boolean
+  whole: boolean,
+  maxBytes: number | undefined
 ) =>
   Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>((resume) => {
-    const wait = whole ? new WholeExchange(request, resume) : new SendWait(request, resume)
+    const wait = whole ? new WholeExchange(request, resume, maxBytes) : new SendWait(request, resume)
     if (deadline !== undefined) {
       if (!wait.handle.arm(deadline)) return wait.fail(deadline.onExpire())
       wait.handle.onExpire = wait
@@ -348,11 +388,13 @@ export const make = (dispatcher: RequestDispatcher): HttpClient.HttpClient => {
             ? Headers.merge(request.headers, HttpTraceContext.toHeaders(span))
             : request.headers
           const deadline = deadlines.get(fiber)
-          const whole = (request as { [WholeBody]?: true })[WholeBody] === true
+          const mark = (request as { [WholeBody]?: true | number })[WholeBody]
+          const whole = mark !== undefined
+          const maxBytes = typeof mark === "number" ? mark : undefined
           const body = request.body
           return body._tag === "Empty" || body._tag === "Uint8Array" || body._tag === "Raw"
-            ? send(dispatcher, request, url, headers, body._tag === "Empty" ? null : body.body as Uint8Array, deadline, whole)
-            : Effect.flatMap(bodyOf(body), (converted) => send(dispatcher, request, url, headers, converted, deadline, whole))
+            ? send(dispatcher, request, url, headers, body._tag === "Empty" ? null : body.body as Uint8Array, deadline, whole, maxBytes)
+            : Effect.flatMap(bodyOf(body), (converted) => send(dispatcher, request, url, headers, converted, deadline, whole, maxBytes))
         })),
     Effect.succeed as HttpClient.HttpClient.Preprocess<never, never>
   )

@@ -164,9 +164,9 @@ export interface DeliveryOptions {
  *
  * Cost per delivery (most succeed at once): a place in its organization's lane served by `concurrency` workers
  * (stopped with the layer), the JSON body encoded once, and a fiber of its own with the retry Schedule only after a
- * failed first attempt. With the live clock and the toolkit's `UndiciHttpClient` (connections reused, one plain timer
- * per attempt) an attempt's timeout needs no racing fiber while the answer declares a body of at most
- * {@link maxReplyBytes}; otherwise it is `Timeout.timeoutFail`.
+ * failed first attempt. With the live clock and the toolkit's `UndiciHttpClient` (connections reused, the answer's
+ * body read with it and capped by `readWhole`, one plain timer per attempt) an attempt's timeout needs no racing
+ * fiber; with any other `HttpClient` or clock it is `Timeout.timeoutFail`, and the body is read as a capped stream.
  *
  * @since 0.1.0
  * @category layers
@@ -186,14 +186,20 @@ export const layer = (options: DeliveryOptions = {}) =>
       const timeoutMillis = Duration.toMillis(options.attemptTimeout ?? attemptTimeout)
       const lean = UndiciHttpClient.honoursDeadline(client)
 
-      /** The POST of one delivery (the same request for every attempt). */
+      /**
+       * The POST of one delivery (the same request for every attempt). The toolkit's client reads the answer's body
+       * with the answer, at most {@link maxReplyBytes} of it (`readWhole`; other clients ignore the mark).
+       */
       const requestOf = (delivery: Delivery) => {
         const request = HttpClientRequest.post(delivery.url).pipe(
           HttpClientRequest.setHeader(SelfDelivery.deliveryHeader, "1"),
           // Buffer.from: the same bytes as HttpBody.text's TextEncoder, about 3 times faster.
           HttpClientRequest.setBody(HttpBody.uint8Array(Buffer.from(JSON.stringify(delivery.body) ?? "null", "utf8"), "application/json"))
         )
-        return delivery.token === null ? request : HttpClientRequest.bearerToken(request, delivery.token)
+        return UndiciHttpClient.readWhole(
+          delivery.token === null ? request : HttpClientRequest.bearerToken(request, delivery.token),
+          maxReplyBytes
+        )
       }
 
       /** What a failed exchange is logged as: the timeout's message, or the error's. */
@@ -208,19 +214,13 @@ export const layer = (options: DeliveryOptions = {}) =>
 
       /**
        * Reads `response`'s body up to {@link maxReplyBytes} and discards it, never failing: the status is already
-       * decided. A body declared (or known by its status) to fit is read whole; with the toolkit's client on the live
-       * clock that read is bounded by the attempt's deadline timer, which is still running. Any other body is read as
-       * a stream until it ends or passes the cap (then the stream, so the connection, is closed), bounded by what is
-       * left of the attempt's time.
+       * decided. The toolkit's client has read it with the answer (capped, within the attempt's deadline), so there is
+       * nothing left to read. With another client it is read as a stream until it ends or passes the cap (the stream,
+       * so the connection, is then closed), within what is left of the attempt's time.
        */
-      const drain = (response: HttpClientResponse.HttpClientResponse, deadlineMillis: number, timerRunning: boolean, clock: Clock.Clock) => {
-        const declared = response.headers["content-length"]
-        const fits = response.status === 204 || response.status === 304 ||
-          (declared !== undefined && /^\d{1,15}$/.test(declared) && Number(declared) <= maxReplyBytes)
-        const read: Effect.Effect<unknown, unknown> = fits
-          ? response.arrayBuffer
-          : Stream.runFoldWhile(response.stream, 0, (bytes) => bytes <= maxReplyBytes, (bytes, chunk) => bytes + chunk.byteLength)
-        if (fits && timerRunning) return Effect.ignore(read)
+      const drain = (response: HttpClientResponse.HttpClientResponse, deadlineMillis: number, clock: Clock.Clock) => {
+        if (lean) return Effect.void
+        const read = Stream.runFoldWhile(response.stream, 0, (bytes) => bytes <= maxReplyBytes, (bytes, chunk) => bytes + chunk.byteLength)
         const left = Math.max(1, deadlineMillis - clock.unsafeCurrentTimeMillis())
         return Effect.ignore(Timeout.timeoutFail(read, left, () => "expired"))
       }
@@ -239,7 +239,7 @@ export const layer = (options: DeliveryOptions = {}) =>
         // A refusal by a boxkit service of its own delivery is told apart by its header (status -1: never retried).
         const post = Effect.flatMap(head, (response) =>
           Effect.as(
-            drain(response, deadlineMillis, timerRunning, clock),
+            drain(response, deadlineMillis, clock),
             response.headers[SelfDelivery.refusedHeader] !== undefined ? selfRefused : response.status
           ))
         return Effect.either(Effect.mapError(post, describe(expired)))
