@@ -165,18 +165,18 @@ export const extraRoutes = (options: AppOptions = {}) =>
  * `UpstreamModel.layerFromEnv(url)` for an OpenAI-compatible upstream) and webhook delivery options.
  */
 export interface ResponsesOptions {
-  readonly languageModel?: Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient>
-  readonly webhooks?: WebhookDelivery.DeliveryOptions
+  readonly languageModel?: Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient> | undefined
+  readonly webhooks?: WebhookDelivery.DeliveryOptions | undefined
   /**
    * The repository services of the in-memory store (default: MemoryRepositories.ts `layerMemory`). Any
    * implementation of the same tags slots in; the seed is applied to it. Ignored when `state` is given.
    */
-  readonly repositories?: Layer.Layer<Repositories.Repositories>
+  readonly repositories?: Layer.Layer<Repositories.Repositories> | undefined
   /**
    * The whole state store (default in memory: `StateStore.layerMemory`); e.g. `SqlState.layerSqlite(directory)` or
    * `SqlState.layerPostgres(url)` for state that outlives the process. The seed is applied when the store is new.
    */
-  readonly state?: Layer.Layer<StateStore.StateStore, StateStore.StateStoreError, LocalServiceConfig>
+  readonly state?: Layer.Layer<StateStore.StateStore, StateStore.StateStoreError, LocalServiceConfig> | undefined
 }
 
 /**
@@ -237,9 +237,9 @@ export type ServerKind = "fast" | "platform"
 
 /** Where to listen (port 0 picks a free port) and which serving path answers (default `fast`). */
 export interface ListenOptions {
-  readonly host?: string
-  readonly port?: number
-  readonly server?: ServerKind
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  readonly server?: ServerKind | undefined
 }
 
 /**
@@ -271,7 +271,7 @@ export const layerPlatformHttp = (options: AppOptions = {}) =>
  */
 export const layerNode = (
   seed: Seed.Seed,
-  options: ListenOptions & AppOptions & ResponsesOptions & { readonly settings?: Partial<LocalServiceSettings> } = {}
+  options: ListenOptions & AppOptions & ResponsesOptions & { readonly settings?: Partial<LocalServiceSettings> | undefined } = {}
 ): Layer.Layer<
   HttpServer.HttpServer | NodeServer | Layer.Layer.Success<ReturnType<typeof layerServices>>,
   HttpServerError.ServeError | StateStore.StateStoreError

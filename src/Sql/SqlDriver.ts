@@ -169,7 +169,7 @@ const sqlitePragmas = ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL"
  */
 export const layerSqliteFile = (
   path: string,
-  options: { readonly intMode?: "number" | "bigint"; readonly client?: "prepared" | "stock" } = {}
+  options: { readonly intMode?: "number" | "bigint" | undefined; readonly client?: "prepared" | "stock" | undefined } = {}
 ): Layer.Layer<SqlClient.SqlClient, SqlDriverError> =>
   options.client === "stock" ? layerSqliteFileStock(path, options) : Layer.unwrapScoped(Effect.gen(function*() {
     const driver = yield* load("SQLite", () => import("libsql"))
@@ -191,7 +191,7 @@ export const layerSqliteFile = (
 /** {@link layerSqliteFile} with the stock client. */
 const layerSqliteFileStock = (
   path: string,
-  options: { readonly intMode?: "number" | "bigint" }
+  options: { readonly intMode?: "number" | "bigint" | undefined }
 ): Layer.Layer<SqlClient.SqlClient, SqlDriverError> =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const { LibsqlClient } = yield* load("SQLite", () => import("@effect/sql-libsql"))

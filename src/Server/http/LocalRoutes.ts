@@ -117,7 +117,7 @@ export const localState = Effect.gen(function*() {
 /** Options of the HTTP app beyond the service settings. */
 export interface AppOptions {
   /** Serve `/_local/*` to any address, not only loopback (default false). */
-  readonly exposeLocalRoutes?: boolean
+  readonly exposeLocalRoutes?: boolean | undefined
 }
 
 /**

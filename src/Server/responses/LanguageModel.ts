@@ -88,7 +88,7 @@ export class LanguageModelError extends Data.TaggedError("LanguageModelError")<{
  */
 export class LanguageModel extends Context.Tag("boxkit/server/LanguageModel")<LanguageModel, {
   readonly generate: (request: GenerateRequest) => Stream.Stream<ModelChunk, LanguageModelError>
-  readonly answer?: (request: GenerateRequest) => Effect.Effect<ReadonlyArray<ModelChunk>, LanguageModelError>
+  readonly answer?: ((request: GenerateRequest) => Effect.Effect<ReadonlyArray<ModelChunk>, LanguageModelError>) | undefined
 }>() {}
 
 /** Counts the tokens of a text with the o200k tokenizer (`gpt-tokenizer`). Needs `Tokenizer.load`. */

@@ -44,7 +44,7 @@ export interface UpstreamSettings {
   /** Model name sent upstream instead of the request's `model` (default: the request's). */
   readonly model?: string | undefined
   /** How long to wait for the upstream's answer headers (default 120 s). */
-  readonly headersTimeout?: Duration.Duration
+  readonly headersTimeout?: Duration.Duration | undefined
 }
 
 /** One message in the chat-completions shape. */

@@ -106,7 +106,7 @@ export interface SqliteStateOptions {
    * The SQL client: `prepared` (default), SqliteClient.ts (statements prepared once, group commit); `stock`,
    * `@effect/sql-libsql` over `@libsql/client` as they are. Both keep the same tables and answer alike.
    */
-  readonly client?: "prepared" | "stock"
+  readonly client?: "prepared" | "stock" | undefined
 }
 
 /**
