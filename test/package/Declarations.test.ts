@@ -5,8 +5,8 @@
  *
  * Cheap by design: one tsc emit of the declarations into a temporary project (no npm pack or install), whose
  * node_modules links every installed package of the checkout except the PostgreSQL ones, then one tsc run of the
- * fixture test/package/consumer/workflow-sqlite.ts (`preserveSymlinks`, so that every module resolves through that
- * project's node_modules).
+ * fixture test/package/consumer/workflow-sqlite.ts and of the example in boxkit/testing's documentation
+ * (`preserveSymlinks`, so that every module resolves through that project's node_modules).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { spawn } from "node:child_process"
@@ -73,6 +73,13 @@ const importsReachableFrom = (entry: string) => {
   return found
 }
 
+/** The example of boxkit/testing's documentation (the first `ts` block of src/testing.ts), as a module. */
+const testingExample = () => {
+  const block = /```ts\n([\s\S]*?)\n \* ```/.exec(readFileSync(join(checkout, "src", "testing.ts"), "utf8"))
+  if (block === null) throw new Error("src/testing.ts has no ts example")
+  return block[1]!.split("\n").map((line) => line.replace(/^ \* ?/, "")).join("\n") + "\n"
+}
+
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "boxkit-declarations-"))
   const modules = join(work, "node_modules")
@@ -102,6 +109,7 @@ beforeAll(async () => {
   for (const file of ["workflow-sqlite.ts", "tsconfig.workflow-sqlite.json"]) {
     copyFileSync(join(fixtures, file), join(work, file))
   }
+  writeFileSync(join(work, "testing-example.ts"), testingExample())
 }, 600_000)
 
 afterAll(() => {
@@ -121,7 +129,7 @@ describe("the declarations of every subpath", () => {
     expect(Object.entries(reached).filter(([, extra]) => extra.length > 0)).toEqual([])
   })
 
-  it("type-check a strict boxkit/workflow consumer on SQLite without @effect/sql-pg installed", async () => {
+  it("type-check a strict boxkit/workflow consumer on SQLite without @effect/sql-pg installed, and the testing example", async () => {
     expect(existsSync(join(work, "node_modules", "@effect", "sql-pg"))).toBe(false)
     const checked = await node([tsc, "-p", join(work, "tsconfig.workflow-sqlite.json")], work)
     expect(checked.output).toBe("")
