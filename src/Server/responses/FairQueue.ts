@@ -23,7 +23,12 @@ interface Lane<A> {
   ready: boolean
 }
 
-/** A task handed to a worker: its lane (given back to {@link FairQueue.done}) and the task. */
+/**
+ * A task handed to a worker: its lane (the organization id, given back to {@link FairQueue.done}) and the task.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Taken<A> {
   readonly lane: string
   readonly task: A

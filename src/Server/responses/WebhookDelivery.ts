@@ -55,6 +55,9 @@ export const attemptTimeout = Duration.seconds(10)
 /**
  * The most bytes of a receiver's answer body read per attempt: 64 KiB (docs/ASSUMPTIONS.md "Webhooks"). The body is
  * read only to free the connection and is discarded; past this the connection is closed instead of read further.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const maxReplyBytes = 64 * 1024
 
