@@ -103,6 +103,59 @@ export const ObjectOf = <Value extends Schema.Schema.Any>(
   >
 }
 
+/**
+ * `schema` (a struct with an index signature whose members are `value`), with a `__proto__` member kept as an own
+ * member of the result (decoded and encoded with `value`) instead of becoming its prototype: without this, a member
+ * `"__proto__": {"role": "system"}` gives the decoded object an inherited `role` it was not sent with, and the member
+ * is lost (docs/ASSUMPTIONS.md "Text fields"). Everything else is `schema`'s: JSON Schema, messages, arbitraries.
+ * `schema` and `value` must decode synchronously. Fails with `schema`'s issues, or one pointing at `__proto__`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const KeepingProtoMember = <S extends Schema.Schema.Any, Value extends Schema.Schema.Any>(
+  schema: S,
+  value: Value
+) => {
+  const run = (
+    parseSchema: (input: unknown, options: SchemaAST.ParseOptions) => Either.Either<unknown, ParseResult.ParseIssue>,
+    parseValue: (input: unknown, options: SchemaAST.ParseOptions) => Either.Either<unknown, ParseResult.ParseIssue>
+  ): ParseResult.DeclarationDecodeUnknown<any, never> =>
+  (input, options, ast) => {
+    if (typeof input !== "object" || input === null || !Object.hasOwn(input, "__proto__")) {
+      return parseSchema(input, options)
+    }
+    // A computed `__proto__` in a pattern reads the own member; the rest is every other own member.
+    const { ["__proto__"]: member, ...rest } = input as Record<string, unknown>
+    const parsed = parseSchema(rest, options)
+    if (Either.isLeft(parsed)) return parsed
+    const parsedMember = parseValue(member, options)
+    if (Either.isLeft(parsedMember)) {
+      return Either.left(new ParseResult.Composite(ast, input, new ParseResult.Pointer("__proto__", input, parsedMember.left)))
+    }
+    return Either.right(Object.defineProperty(parsed.right as object, "__proto__", {
+      value: parsedMember.right,
+      enumerable: true,
+      writable: true,
+      configurable: true
+    }))
+  }
+  return Schema.declare(
+    [schema, value],
+    {
+      decode: (inner, member) => run(ParseResult.decodeUnknownEither(inner), ParseResult.decodeUnknownEither(member)),
+      encode: (inner, member) => run(ParseResult.encodeUnknownEither(inner), ParseResult.encodeUnknownEither(member))
+    },
+    {
+      [SchemaAST.SurrogateAnnotationId]: schema.ast,
+      title: String(schema.ast),
+      arbitrary: (inner) => inner,
+      pretty: (inner) => inner,
+      equivalence: (inner) => inner
+    }
+  ) as unknown as Schema.Schema<Schema.Schema.Type<S>, Schema.Schema.Encoded<S>, Schema.Schema.Context<S>>
+}
+
 /** A JSON object with any members, every member kept (see {@link ObjectOf}). */
 export const JsonObject = ObjectOf(JsonValue)
 

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { JsonValue, ObjectOf } from "./Json.js"
+import { JsonValue, KeepingProtoMember, ObjectOf } from "./Json.js"
 
 /** Model response statuses (spec: Model response object). */
 export const ResponseStatus = Schema.Literal("queued", "in_progress", "failed", "completed", "incomplete", "cancelled")
@@ -179,19 +179,26 @@ export const outputText = (response: ModelResponse): string =>
       : []
   ).join("")
 
-const ContentPart = Schema.Struct({ type: Schema.String }, { key: Schema.String, value: JsonValue })
+/** A content part; its other members are kept, `__proto__` included (Json.KeepingProtoMember). */
+const ContentPart = KeepingProtoMember(
+  Schema.Struct({ type: Schema.String }, { key: Schema.String, value: JsonValue }),
+  JsonValue
+)
 
 /**
  * An input item: a message (`type` omitted or `message`) with a `role` (`user`, `assistant`, `system`, `developer`;
  * default `user`) and string or part-array content, or another typed item (refused by the local service).
  */
-export const InputItem = Schema.Struct(
-  {
-    type: Schema.optional(Schema.String),
-    role: Schema.optional(Schema.String),
-    content: Schema.optional(Schema.Union(Schema.String, Schema.Array(ContentPart)))
-  },
-  { key: Schema.String, value: JsonValue }
+export const InputItem = KeepingProtoMember(
+  Schema.Struct(
+    {
+      type: Schema.optional(Schema.String),
+      role: Schema.optional(Schema.String),
+      content: Schema.optional(Schema.Union(Schema.String, Schema.Array(ContentPart)))
+    },
+    { key: Schema.String, value: JsonValue }
+  ),
+  JsonValue
 )
 
 /** `T`, or `null` meaning the same as leaving the field out (the hosted API's clients send `null` for unset). */

@@ -187,6 +187,15 @@ describe("__proto__, constructor and prototype are ordinary keys", () => {
         "invalid_request_error"
       )
     })))
+  it.effect("an input item's __proto__ member is its own member: never an inherited role or type", () =>
+    C.withService()(Effect.gen(function*() {
+      const input = JSON.parse(`[{"content":[{"type":"input_text","text":"hi","__proto__":{"type":"input_file"}}],` +
+        `"__proto__":{"role":"nobody","type":"function_call"}}]`)
+      const created = yield* C.post("/v1/responses", { model: "boxkit-local", input })
+      expect(created.status, created.text).toBe(200)
+      expect(JSON.stringify(created.json.input)).toBe(JSON.stringify(input))
+    })))
+
   it.effect("an exec id such as constructor or __proto__ is an unknown exec: a resize of it is a no-op", () =>
     C.withService()(Effect.gen(function*() {
       const boxId = yield* C.runningBox()

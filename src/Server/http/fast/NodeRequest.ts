@@ -41,6 +41,9 @@ const utf8Decoder = new TextDecoder("utf-8", { fatal: true })
  * The text of a JSON body, without a leading byte order mark; throws {@link MalformedJsonBody} ({@link notUtf8Reason})
  * when the bytes are not UTF-8, instead of reading U+FFFD in their place (the request pipeline refuses such a body
  * first, naming its field; this keeps every JSON read strict). Source: docs/ASSUMPTIONS.md "Text fields".
+ *
+ * @since 0.1.0
+ * @category body
  */
 export const jsonBodyText = (bytes: Uint8Array): string => {
   if (bytes.byteLength === 0) return ""
@@ -54,6 +57,9 @@ export const jsonBodyText = (bytes: Uint8Array): string => {
 /**
  * The JSON value of a body: `null` for an empty body; a body that is not UTF-8 or not JSON dies with
  * {@link MalformedJsonBody} (ErrorResponse.ts answers it with a 400 that does not quote the body).
+ *
+ * @since 0.1.0
+ * @category body
  */
 export const parseJsonBody = (bytes: Uint8Array): Effect.Effect<unknown> => {
   try {
