@@ -5,7 +5,7 @@
  * needs a subcommand given none), refuses an option where a subcommand is needed (`boxkit boxes --json`, exit 2), and
  * hands everything else to `Command.run`.
  *
- * Source: docs/ASSUMPTIONS.md "Command line".
+ * Source: docs/ASSUMPTIONS.md "Command line (client commands)".
  *
  * @since 0.1.0
  */

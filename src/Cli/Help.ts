@@ -7,7 +7,7 @@
  *
  * @effect/cli 0.77 keeps the parts of a command (options, arguments, defaults, subcommands) in the descriptors'
  * instruction trees (`_tag` Standard, Subcommands, Single, WithDefault, Variadic, …); this module reads them and does
- * not parse a command line. Source: docs/ASSUMPTIONS.md "Command line".
+ * not parse a command line. Source: docs/ASSUMPTIONS.md "Command line (client commands)".
  *
  * @since 0.1.0
  */

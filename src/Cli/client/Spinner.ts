@@ -4,7 +4,7 @@
  * when the wait ends, however it ends. With `NO_COLOR` set (or `TERM=dumb`) the spinner uses no ANSI escapes: the
  * line is redrawn after a carriage return and blanked with spaces (Output.colours).
  *
- * Source: docs/ASSUMPTIONS.md "Command line".
+ * Source: docs/ASSUMPTIONS.md "Command line (client commands)".
  *
  * @since 0.1.0
  */
