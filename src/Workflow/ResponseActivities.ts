@@ -168,7 +168,7 @@ export const completeFromWebhook = (response: ModelResponse.ModelResponse) => {
  * @since 0.1.0
  * @category Polling
  */
-export const pollPending = (options: { readonly grace?: Duration.Duration } = {}) =>
+export const pollPending = (options: { readonly grace?: Duration.Duration | undefined } = {}) =>
   Effect.gen(function*() {
     const ledger = yield* Ledger
     const responses = yield* Responses
