@@ -8,6 +8,7 @@
  */
 import { Schema } from "effect"
 import { JsonValue, KeepingProtoMember, ObjectOf } from "./Json.js"
+import * as Text from "./Text.js"
 
 /** Model response statuses (spec: Model response object). */
 export const ResponseStatus = Schema.Literal("queued", "in_progress", "failed", "completed", "incomplete", "cancelled")
@@ -260,7 +261,13 @@ export const CreateResponseRequest = Schema.Struct({
   metadata: Nullable(
     // Every key is kept, `__proto__` included (Json.ObjectOf); the key length is checked below.
     ObjectOf(
-      limitedString("a metadata value", requestLimits.metadataValueLength),
+      // Free text (Text.ts): a NUL or an unpaired surrogate is refused on every store, as `webhook_token` is kept in
+      // a text column of the SQL stores.
+      limitedString("a metadata value", requestLimits.metadataValueLength).pipe(
+        Schema.filter((value) => Text.freeTextProblem("a metadata value", value) ?? true, {
+          jsonSchema: { pattern: Text.freeTextPattern }
+        })
+      ),
       Schema.String.annotations({ jsonSchema: { maxLength: requestLimits.metadataKeyLength } })
     ).annotations({
       message: () => "metadata must be a map of string keys to string values"

@@ -58,6 +58,18 @@ describe("text fields: one answer on every store", () => {
       expect((yield* C.post("/v1/apps/find", { name: "app 📦" })).json).toEqual(app.json)
     })))
 
+  it.effect("response metadata values are free text: NUL and unpaired surrogates are a 400 naming the key", () =>
+    C.withService()(Effect.gen(function*() {
+      for (const [label, value] of refusedInValues) {
+        for (const key of ["webhook_token", "note"]) {
+          const answer = yield* C.post("/v1/responses", { model: "boxkit-local", input: "x", metadata: { [key]: value } })
+          expect([label, answer.status, answer.json.error?.param]).toEqual([label, 400, `metadata.${key}`])
+        }
+      }
+      const kept = yield* C.post("/v1/responses", { model: "boxkit-local", input: "x", metadata: { note: "a\nb\tc" } })
+      expect([kept.status, kept.json.metadata?.note]).toEqual([200, "a\nb\tc"])
+    })))
+
   it.effect("ids a store cannot hold (a NUL, an unpaired surrogate) are unknown ids: 404, as for any other", () =>
     C.withService()(Effect.gen(function*() {
       for (const [label, text] of refusedInValues) {

@@ -141,6 +141,9 @@ describe("two services on one PostgreSQL database", () => {
     const unknownApp = await post("/v1/boxes", { ...Crash.createBody("nul-app", 0), app_id: "app_\u0000" })
     expect([unknownApp.status, unknownApp.json.error?.param]).toEqual([404, "app_id"])
     expect((await Crash.send(pair[1].url, "/v1/responses/resp_%00")).status).toBe(404)
+    // A metadata value is free text: a NUL (which PostgreSQL's webhook_token column refuses) is a 400 naming it.
+    const token = await post("/v1/responses", { model: "boxkit-local", input: "x", metadata: { webhook_token: "a\u0000b" } })
+    expect([token.status, token.json.error?.param]).toEqual([400, "metadata.webhook_token"])
     // Not UTF-8: a 400 naming the field, nothing stored with U+FFFD.
     const broken = await fetch(new URL("/v1/apps/find", pair[0].url), {
       method: "POST",
