@@ -201,7 +201,7 @@ describe("one organization's dead receiver and another organization's webhook", 
       const other = yield* backgroundWithWebhook(alive.url, "sk_globex_org")
       yield* waitFor(Effect.sync(() => alive.requests.length), (count) => count >= 1, 120)
       // In arrival order, globex's webhook came before acme's 24 first attempts had even been sent: not behind the
-      // backlog (which takes 24 attempts x 2 s over at most 2 workers, and 3 rounds of them).
+      // backlog (which takes 24 attempts x 2 s over at most 3 of the 4 workers, and 3 rounds of them).
       const deadSeenBefore = dead.requests.length
       expect(JSON.parse(alive.requests[0]).id).toBe(other)
       expect(deadSeenBefore).toBeLessThan(backlog / 2)

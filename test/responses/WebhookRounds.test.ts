@@ -268,17 +268,17 @@ describe("WebhookDelivery: organizations share the workers fairly", () => {
           }
           yield* delivery.deliver({ responseId: "resp_other", orgId: "org_other", url: "http://receiver.test/other", token: null, body: {} })
           yield* TestClock.adjust(Duration.millis(1))
-          // Default: half of `concurrency` (8) per organization; the other organization's delivery did not wait.
-          expect(peak.get("org_stalled")).toBe(4)
+          // Default: `concurrency` (8) but an eighth per organization; the other organization's delivery did not wait.
+          expect(peak.get("org_stalled")).toBe(7)
           expect(script.requests.map((entry) => entry.request.url).filter((url) => url.endsWith("/other"))).toHaveLength(1)
           const entries = yield* logs.deliveries
           expect(entries.filter((entry) => entry.response_id === "resp_other")).toEqual([
             expect.objectContaining({ round: 1, attempt: 1, status: 200, ok: true })
           ])
-          // The stalled organization's attempts run to their timeout, four at a time, the next ones in turn.
+          // The stalled organization's attempts run to their timeout, seven at a time, the next ones in turn.
           yield* TestClock.adjust(Duration.seconds(10))
-          expect(peak.get("org_stalled")).toBe(4)
-          expect(script.requests.filter((entry) => entry.request.url.endsWith("/stalled"))).toHaveLength(8)
+          expect(peak.get("org_stalled")).toBe(7)
+          expect(script.requests.filter((entry) => entry.request.url.endsWith("/stalled"))).toHaveLength(14)
         }),
         { concurrency: 8 }
       )

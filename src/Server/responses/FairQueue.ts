@@ -2,8 +2,9 @@
  * A work queue shared fairly by organizations: each organization's tasks wait in a lane of their own (first in, first
  * out), the workers take from the lanes in turn (round-robin), and one lane never has more than `perLane` tasks
  * running at once. So one organization's backlog (thousands of webhook attempts to a receiver that never answers)
- * neither goes before another organization's task nor holds every worker: with fewer than `workers / perLane`
- * saturated lanes there is always a free worker for another lane's task, and otherwise it is the next one taken.
+ * neither goes before another organization's task nor holds every worker: while the full lanes hold fewer than all
+ * workers (full lanes x `perLane` < workers) another lane's task finds a free worker at once, and otherwise it is
+ * among the next ones taken.
  *
  * Used by WebhookDelivery.ts for delivery attempts. Synchronous bookkeeping (one `Map` entry per organization with
  * waiting or running tasks, arrays with a moving head), no fiber per waiting task.

@@ -148,8 +148,9 @@ export interface DeliveryOptions {
   /** Attempts in flight at once over all deliveries (default 64); the others wait for a slot. */
   readonly concurrency?: number
   /**
-   * Attempts in flight at once for the deliveries of one organization (default half of `concurrency`, rounded up:
-   * 32), so that one organization's slow or dead receivers always leave workers to the others.
+   * Attempts in flight at once for the deliveries of one organization (default all of `concurrency` but an eighth of
+   * it, at least 1 kept back: 56 of 64), so that one organization's slow or dead receivers always leave workers to the
+   * others, while a single organization keeps nearly the whole pool.
    */
   readonly concurrencyPerOrganization?: number
   /** Timeout of one attempt (default {@link attemptTimeout}, 10 s); never more than what is left of the round. */
@@ -184,7 +185,10 @@ export const layer = (options: DeliveryOptions = {}) =>
       const work = yield* DurableWork
       const config = yield* LocalServiceConfig
       const concurrency = Math.max(1, options.concurrency ?? 64)
-      const perOrganization = Math.max(1, options.concurrencyPerOrganization ?? Math.ceil(concurrency / 2))
+      const perOrganization = Math.max(
+        1,
+        options.concurrencyPerOrganization ?? concurrency - Math.max(1, Math.floor(concurrency / 8))
+      )
       const running = yield* FiberSet.make<void, never>()
       const timeoutMillis = Duration.toMillis(options.attemptTimeout ?? attemptTimeout)
       const lean = UndiciHttpClient.honoursDeadline(client)
