@@ -133,6 +133,21 @@ const quotaStoredMb = Options.integer("quota-stored-mb").pipe(
   Options.withPseudoName("MIB"),
   Options.withDescription("MiB an organization's clipboards and model responses may hold.")
 )
+const quotaSecrets = Options.integer("quota-secrets").pipe(
+  Options.withDefault(Quotas.defaultCountQuota),
+  Options.withPseudoName("N"),
+  Options.withDescription("Secrets an organization may hold (quota_exceeded_error code secrets past it).")
+)
+const quotaEgressPolicies = Options.integer("quota-egress-policies").pipe(
+  Options.withDefault(Quotas.defaultCountQuota),
+  Options.withPseudoName("N"),
+  Options.withDescription("Saved egress policies an organization may hold (code egress_policies past it).")
+)
+const quotaApps = Options.integer("quota-apps").pipe(
+  Options.withDefault(Quotas.defaultCountQuota),
+  Options.withPseudoName("N"),
+  Options.withDescription("Apps an organization may hold (code apps past it).")
+)
 
 const instanceTimeoutSeconds = Options.integer("instance-timeout-seconds").pipe(
   Options.withDefault(10),
@@ -185,6 +200,9 @@ export const serve = (options: {
   readonly quotaBoxes?: number
   readonly quotaBackgroundResponses?: number
   readonly quotaStoredMb?: number
+  readonly quotaSecrets?: number
+  readonly quotaEgressPolicies?: number
+  readonly quotaApps?: number
 }) =>
   Effect.gen(function*() {
     const faultSettings = yield* Either.match(
@@ -229,7 +247,10 @@ export const serve = (options: {
             backgroundResponses: options.quotaBackgroundResponses ?? Quotas.defaultQuotas.backgroundResponses,
             storedBytes: options.quotaStoredMb !== undefined
               ? options.quotaStoredMb * 1024 * 1024
-              : Quotas.defaultQuotas.storedBytes
+              : Quotas.defaultQuotas.storedBytes,
+            secrets: options.quotaSecrets ?? Quotas.defaultCountQuota,
+            egressPolicies: options.quotaEgressPolicies ?? Quotas.defaultCountQuota,
+            apps: options.quotaApps ?? Quotas.defaultCountQuota
           }
         },
         state,
@@ -300,7 +321,10 @@ export const command = Command.make(
     allowExampleKeys,
     quotaBoxes,
     quotaBackgroundResponses,
-    quotaStoredMb
+    quotaStoredMb,
+    quotaSecrets,
+    quotaEgressPolicies,
+    quotaApps
   },
   serve
 ).pipe(Command.withDescription(help(

@@ -99,7 +99,7 @@ export type CommonError = Contract.CommonError
 
 /**
  * What any operation can fail with: {@link CommonError} and {@link ClientError}. The operations that list nothing
- * more (reads, `Apps.find`, `Boxes.terminate`, `Exec.resize`, secrets, egress policies) fail with exactly this.
+ * more (reads, `Boxes.terminate`, `Exec.resize`, renaming an egress policy) fail with exactly this.
  *
  * @since 0.1.0
  * @category Errors
@@ -158,6 +158,16 @@ export type ClipboardWriteError =
 export type ResponsesCreateError = CommonError | ApiError.ConflictError | ApiError.QuotaExceededError | ClientError
 
 /**
+ * What finding (and minting) an app, creating a secret or saving an egress policy can fail with: {@link CallError}
+ * and 429 `QuotaExceededError` (code `apps`, `secrets` or `egress_policies`: the organization holds its quota of
+ * them). Source: spec "Errors"; docs/ASSUMPTIONS.md "Quotas".
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type CountQuotaError = CommonError | ApiError.QuotaExceededError | ClientError
+
+/**
  * The errors of every operation, by group and endpoint name, spelled with the exported unions above. Each entry is
  * exactly what its endpoint lists in the contract plus {@link ClientError} (checked by
  * test/client/OperationErrorUnions.test.ts).
@@ -166,7 +176,7 @@ export type ResponsesCreateError = CommonError | ApiError.ConflictError | ApiErr
  * @category Errors
  */
 export interface OperationErrors {
-  readonly apps: { readonly find: CallError }
+  readonly apps: { readonly find: CountQuotaError }
   readonly boxes: {
     readonly create: BoxesCreateError
     readonly retrieve: CallError
@@ -183,8 +193,8 @@ export interface OperationErrors {
     readonly addDomain: ListenersError
   }
   readonly clipboard: { readonly write: ClipboardWriteError }
-  readonly secrets: { readonly retrieve: CallError; readonly create: CallError }
-  readonly egressPolicies: { readonly retrieve: CallError; readonly create: CallError; readonly rename: CallError }
+  readonly secrets: { readonly retrieve: CallError; readonly create: CountQuotaError }
+  readonly egressPolicies: { readonly retrieve: CallError; readonly create: CountQuotaError; readonly rename: CallError }
   readonly responses: { readonly create: ResponsesCreateError; readonly retrieve: CallError }
 }
 

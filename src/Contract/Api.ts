@@ -131,7 +131,8 @@ export class AppsGroup extends HttpApiGroup.make("apps")
     operation(
       HttpApiEndpoint.post("find", "/apps/find")
         .setPayload(App.FindAppRequest)
-        .addSuccess(App.App),
+        .addSuccess(App.App)
+        .addError(Errors.QuotaExceeded),
       {
         summary: "Find an app by name",
         description:
@@ -161,7 +162,8 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
     operation(
       HttpApiEndpoint.post("create", "/secrets")
         .setPayload(Secret.CreateSecretRequest)
-        .addSuccess(Secret.Secret, { status: 201 }),
+        .addSuccess(Secret.Secret, { status: 201 })
+        .addError(Errors.QuotaExceeded),
       {
         summary: "Create or replace a secret",
         description:
@@ -180,7 +182,8 @@ export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
     operation(
       HttpApiEndpoint.post("create", "/egress-policies")
         .setPayload(EgressPolicy.CreatePolicyRequest)
-        .addSuccess(EgressPolicy.EgressPolicy, { status: 201 }),
+        .addSuccess(EgressPolicy.EgressPolicy, { status: 201 })
+        .addError(Errors.QuotaExceeded),
       {
         summary: "Save an egress policy",
         description: "Saves a named egress policy document (at most 64 KiB encoded); it may be normalized on save.",

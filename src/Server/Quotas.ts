@@ -6,10 +6,13 @@
  * - `background_responses`: background responses accepted and not finished (default 1,000; counted by each instance
  *   for the responses it runs); checked by a background create response.
  * - `stored_bytes`: bytes the organization's records hold, its boxes' clipboards and its response records as JSON
- *   text (default 128 MiB); checked by clipboard writes and create response, with the size of what the request adds.
+ *   text (default 128 MiB); checked by clipboard writes and create response in the same step as the write (the store
+ *   locks the organization's usage), with the size of what the request adds.
+ * - `secrets`, `egress_policies`, `apps`: how many the organization holds (default 1,000 each); checked by the store
+ *   as it inserts a new one (replacing a secret or finding an app that exists is never refused).
  *
- * Set by `boxkit serve --quota-boxes N --quota-background-responses N --quota-stored-mb N`; `GET /_local/state`
- * shows each organization's usage beside them. Source: docs/ASSUMPTIONS.md "Quotas".
+ * Set by `boxkit serve --quota-boxes N --quota-background-responses N --quota-stored-mb N --quota-secrets N
+ * --quota-egress-policies N --quota-apps N`; `GET /_local/state` shows each organization's usage beside them. Source: docs/ASSUMPTIONS.md "Quotas".
  *
  * @since 0.1.0
  */
@@ -24,16 +27,75 @@ export interface QuotaSettings {
   readonly backgroundResponses: number
   /** Bytes held by clipboards and response records. */
   readonly storedBytes: number
+  /** Secrets held (default {@link defaultCountQuota} when not given). */
+  readonly secrets?: number
+  /** Saved egress policies held (default {@link defaultCountQuota} when not given). */
+  readonly egressPolicies?: number
+  /** Apps held (default {@link defaultCountQuota} when not given). */
+  readonly apps?: number
 }
 
-/** Generous for development: 1,000 boxes, 1,000 background responses, 128 MiB. */
-export const defaultQuotas: QuotaSettings = { boxes: 1000, backgroundResponses: 1000, storedBytes: 128 * 1024 * 1024 }
+/**
+ * The secrets, egress policies and apps an organization may hold when its settings name no quota for them: 1,000
+ * each. Source: docs/ASSUMPTIONS.md "Quotas".
+ *
+ * @since 0.1.0
+ * @category quotas
+ */
+export const defaultCountQuota = 1000
+
+/** Generous for development: 1,000 boxes, background responses, secrets, egress policies and apps; 128 MiB. */
+export const defaultQuotas: QuotaSettings = {
+  boxes: 1000,
+  backgroundResponses: 1000,
+  storedBytes: 128 * 1024 * 1024,
+  secrets: defaultCountQuota,
+  egressPolicies: defaultCountQuota,
+  apps: defaultCountQuota
+}
+
+/**
+ * The quotas counted by the store as it inserts (`code` of the `quota_exceeded_error`): secrets, saved egress policies
+ * and apps an organization holds.
+ *
+ * @since 0.1.0
+ * @category quotas
+ */
+export type CountQuota = "secrets" | "egress_policies" | "apps"
+
+/**
+ * The number of `quota` things an organization may hold under `quotas` ({@link defaultCountQuota} when unset).
+ *
+ * @since 0.1.0
+ * @category quotas
+ */
+export const countLimit = (quotas: QuotaSettings, quota: CountQuota): number =>
+  (quota === "secrets" ? quotas.secrets : quota === "egress_policies" ? quotas.egressPolicies : quotas.apps) ??
+    defaultCountQuota
+
+const countNouns: Record<CountQuota, string> = { secrets: "secrets", egress_policies: "egress policies", apps: "apps" }
+
+/**
+ * The 429 `quota_exceeded_error` with `code` `quota` (`secrets`, `egress_policies` or `apps`) of a create refused by
+ * the store because the organization already holds its quota of them.
+ *
+ * @since 0.1.0
+ * @category quotas
+ */
+export const countExceeded = (quotas: QuotaSettings, quota: CountQuota): ApiError.QuotaExceededError =>
+  ApiError.make.quotaExceeded(
+    `The organization holds ${countLimit(quotas, quota)} ${countNouns[quota]}, its quota: no more can be created.`,
+    quota
+  )
 
 /** What an organization holds, against {@link QuotaSettings}. */
 export interface Usage {
   readonly boxes: number
   readonly background_responses: number
   readonly stored_bytes: number
+  readonly secrets: number
+  readonly egress_policies: number
+  readonly apps: number
 }
 
 /**
@@ -59,19 +121,31 @@ export const checkBackgroundResponses = (
       "background_responses"
     ))
 
+/**
+ * The 429 `quota_exceeded_error` code `stored_bytes` of a write refused because the organization stores `stored`
+ * bytes (besides any it replaces) and `adding` more would pass its quota.
+ *
+ * @since 0.1.0
+ * @category quotas
+ */
+export const storedBytesExceeded = (
+  quotas: QuotaSettings,
+  stored: number,
+  adding: number
+): ApiError.QuotaExceededError =>
+  ApiError.make.quotaExceeded(
+    `The organization stores ${stored} bytes (clipboards and model responses); ${adding} more would pass its quota ` +
+      `of ${quotas.storedBytes}.`,
+    "stored_bytes"
+  )
+
 /** Fails with `quota_exceeded_error` code `stored_bytes` when `stored` plus `adding` bytes would pass the quota. */
 export const checkStoredBytes = (
   quotas: QuotaSettings,
   stored: number,
   adding: number
 ): Effect.Effect<void, ApiError.QuotaExceededError> =>
-  stored + adding <= quotas.storedBytes
-    ? Effect.void
-    : Effect.fail(ApiError.make.quotaExceeded(
-      `The organization stores ${stored} bytes (clipboards and model responses); ${adding} more would pass its quota ` +
-        `of ${quotas.storedBytes}.`,
-      "stored_bytes"
-    ))
+  stored + adding <= quotas.storedBytes ? Effect.void : Effect.fail(storedBytesExceeded(quotas, stored, adding))
 
 /**
  * The `stored_bytes` check of a write that replaces `replacing` bytes with `adding` bytes (a clipboard write), where

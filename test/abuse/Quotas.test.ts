@@ -76,8 +76,8 @@ describe("quotas per organization", () => {
         })
       expect((yield* write(small, 2 * 1024)).status).toBe(200)
       expect((yield* write(large, 58 * 1024)).status).toBe(200)
-      // A response whose input fits is stored as a record larger than its input: the organization is now over.
-      const response = yield* C.post("/v1/responses", { model: "boxkit-local", input: "y".repeat(4000) })
+      // A response whose record fits when stored grows with its output: the organization is now over.
+      const response = yield* C.post("/v1/responses", { model: "boxkit-local", input: "y".repeat(3000) })
       expect(response.status).toBe(200)
       const over = organization(yield* C.state, "org_acme").usage.stored_bytes
       expect(over).toBeGreaterThan(64 * 1024)

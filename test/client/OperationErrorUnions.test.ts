@@ -26,8 +26,9 @@ const namedUnion: Record<string, ReadonlyArray<string>> = (() => {
   const common = ["InvalidRequestError", "AuthenticationError", "BillingError", "PermissionError", "NotFoundError", "RateLimitError", "ServerError"]
   const conflict = [...common, "ConflictError"]
   const quota = [...conflict, "QuotaExceededError"]
+  const countQuota = [...common, "QuotaExceededError"]
   return {
-    "apps.find": common,
+    "apps.find": countQuota,
     "boxes.create": quota,
     "boxes.retrieve": common,
     "boxes.upgrade": conflict,
@@ -41,9 +42,9 @@ const namedUnion: Record<string, ReadonlyArray<string>> = (() => {
     "listeners.addDomain": conflict,
     "clipboard.write": [...quota, "NotImplementedError"],
     "secrets.retrieve": common,
-    "secrets.create": common,
+    "secrets.create": countQuota,
     "egressPolicies.retrieve": common,
-    "egressPolicies.create": common,
+    "egressPolicies.create": countQuota,
     "egressPolicies.rename": common,
     "responses.create": quota,
     "responses.retrieve": common

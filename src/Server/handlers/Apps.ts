@@ -13,6 +13,8 @@ import { Principal } from "../../Contract/Principal.js"
 import { App } from "../../Domain/App.js"
 import { AppId, mint } from "../../Domain/Ids.js"
 import { actingOrganization } from "../boxes/BoxAccess.js"
+import { LocalServiceConfig } from "../LocalServiceConfig.js"
+import * as Quotas from "../Quotas.js"
 import * as ContractRoutes from "../http/fast/ContractRoutes.js"
 import { type AppRecord, Apps } from "../state/Repositories.js"
 
@@ -39,6 +41,7 @@ export const toApp = (record: AppRecord): App => {
 export const layer = ContractRoutes.group(BoxServiceApi, "apps", (handlers) =>
   Effect.gen(function*() {
     const apps = yield* Apps
+    const config = yield* LocalServiceConfig
     return handlers.handle("find", ({ payload }) =>
       Effect.gen(function*() {
         const orgId = yield* actingOrganization(yield* Principal)
@@ -51,11 +54,14 @@ export const layer = ContractRoutes.group(BoxServiceApi, "apps", (handlers) =>
           ))
         }
         const createdAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-        return toApp(yield* apps.findOrCreate(orgId, payload.name, () => ({
+        // A new app past the organization's `apps` quota is refused (Quotas.ts); one that exists is always found.
+        const app = yield* apps.findOrCreateWithinQuota(orgId, payload.name, () => ({
           id: mint("app_"),
           orgId,
           name: payload.name,
           createdAt
-        })))
+        }), Quotas.countLimit(config.quotas, "apps"))
+        if (Option.isNone(app)) return yield* Effect.fail(Quotas.countExceeded(config.quotas, "apps"))
+        return toApp(app.value)
       }))
   }))

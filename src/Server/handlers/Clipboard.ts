@@ -16,7 +16,7 @@ import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { operate } from "../boxes/BoxAccess.js"
 import * as ContractRoutes from "../http/fast/ContractRoutes.js"
-import { Boxes, Responses } from "../state/Repositories.js"
+import { Boxes } from "../state/Repositories.js"
 
 
 /** The media type of a Content-Type header without parameters, lowercased; None for types the clipboard refuses. */
@@ -29,7 +29,6 @@ export const clipboardMediaType = (contentType: string | undefined): string | un
 export const layer = ContractRoutes.group(BoxServiceApi, "clipboard", (handlers) =>
   Effect.gen(function*() {
     const boxes = yield* Boxes
-    const responses = yield* Responses
     const config = yield* LocalServiceConfig
     return handlers.handleRaw("write", ({ headers, path, request }) =>
       Effect.gen(function*() {
@@ -53,23 +52,20 @@ export const layer = ContractRoutes.group(BoxServiceApi, "clipboard", (handlers)
               ))
             }
             const bytes = new Uint8Array(yield* Effect.orDie(request.arrayBuffer))
-            // The organization's stored bytes, without what this clipboard holds now (the write replaces it); a
-            // write no larger than what it replaces frees bytes and passes even over the quota.
-            const holding = box.clipboard?.bytes.byteLength ?? 0
-            if (bytes.byteLength > holding) {
-              const usage = yield* boxes.usage(box.orgId)
-              const others = usage.clipboardBytes - holding + (yield* responses.storedBytes(box.orgId))
-              yield* Quotas.checkStoredBytesReplacing(config.quotas, others, holding, bytes.byteLength)
-            }
             // At most Box.maxClipboardBytes: the request pipeline refused a larger body (the operation's body limit).
-            // Written only while the box is still running (it may have been paused since it was read).
+            // Written only while the box is still running (it may have been paused since it was read), and checked
+            // against the organization's stored bytes in the same step as the write (Quotas.ts): a write no larger
+            // than what it replaces frees bytes and passes even over the quota.
             const written = { ok: false }
-            yield* boxes.update(box.id, (record) => {
+            const outcome = yield* boxes.updateWithinStoredBytes(box.id, (record) => {
               if (record.status !== "running") return record
               written.ok = true
               return { ...record, clipboard: { mediaType, bytes } }
-            })
-            if (!written.ok) {
+            }, config.quotas.storedBytes)
+            if (outcome._tag === "Refused") {
+              return yield* Effect.fail(Quotas.storedBytesExceeded(config.quotas, outcome.storedBytes, outcome.adding))
+            }
+            if (outcome._tag === "Missing" || !written.ok) {
               return yield* Effect.fail(ApiError.make.conflict(
                 `Box ${box.id} stopped running; the clipboard takes writes only while the box is running.`,
                 "failed_precondition"

@@ -14,6 +14,8 @@ import { Principal } from "../../Contract/Principal.js"
 import { EgressPolicy, normalize } from "../../Domain/EgressPolicy.js"
 import { EgressPolicyId, mint } from "../../Domain/Ids.js"
 import { requireOrganization } from "../boxes/BoxAccess.js"
+import { LocalServiceConfig } from "../LocalServiceConfig.js"
+import * as Quotas from "../Quotas.js"
 import * as ContractRoutes from "../http/fast/ContractRoutes.js"
 import { EgressPolicies, type PolicyRecord } from "../state/Repositories.js"
 
@@ -32,6 +34,7 @@ export const toPolicy = (record: PolicyRecord): EgressPolicy =>
 export const layer = ContractRoutes.group(BoxServiceApi, "egressPolicies", (handlers) =>
   Effect.gen(function*() {
     const policies = yield* EgressPolicies
+    const config = yield* LocalServiceConfig
     const notFound = (id: string) => ApiError.make.notFound(`No egress policy ${id} in this organization.`, "policy_id")
     return handlers
       .handle("create", ({ payload }) =>
@@ -46,7 +49,10 @@ export const layer = ContractRoutes.group(BoxServiceApi, "egressPolicies", (hand
             createdAt: now,
             updatedAt: now
           }
-          yield* policies.insert(record)
+          // Past the organization's `egress_policies` quota the policy is refused (Quotas.ts).
+          if (!(yield* policies.insertWithinQuota(record, Quotas.countLimit(config.quotas, "egress_policies")))) {
+            return yield* Effect.fail(Quotas.countExceeded(config.quotas, "egress_policies"))
+          }
           return toPolicy(record)
         }))
       .handle("retrieve", ({ path }) =>

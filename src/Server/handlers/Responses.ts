@@ -19,13 +19,8 @@ import { ResponseEngine, type StreamEvent } from "../responses/ResponseEngine.js
 import { prepare } from "../responses/ResponseRequest.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as Quotas from "../Quotas.js"
-import { Boxes, Responses } from "../state/Repositories.js"
 
 const encoder = new TextEncoder()
-
-/** The size of a request's input as JSON text, in bytes (a string: its UTF-8 bytes). */
-const inputBytes = (input: unknown): number =>
-  Buffer.byteLength(typeof input === "string" ? input : JSON.stringify(input), "utf8")
 
 /** One Responses event as a Server-Sent Event: `event: <type>` and `data: <the event as JSON>`. */
 export const encodeEvent = (event: StreamEvent): Uint8Array =>
@@ -42,8 +37,6 @@ const jsonAnswer = (value: unknown, status: number) =>
 export const layer = HttpApiBuilder.group(BoxServiceApi, "responses", (handlers) =>
   Effect.gen(function*() {
     const engine = yield* ResponseEngine
-    const boxes = yield* Boxes
-    const responses = yield* Responses
     const config = yield* LocalServiceConfig
     return handlers
       .handle("create", ({ headers, payload }) =>
@@ -51,9 +44,7 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "responses", (handlers)
           const principal = yield* Principal
           const orgId = yield* actingOrganization(principal)
           const prepared = yield* prepare(payload, headers[completionWindowHeader])
-          // Quotas.ts: the record this request stores (its input, at least) against the organization's stored bytes.
-          const stored = (yield* boxes.usage(orgId)).clipboardBytes + (yield* responses.storedBytes(orgId))
-          yield* Quotas.checkStoredBytes(config.quotas, stored, inputBytes(payload.input))
+          // The stored-bytes quota is checked by the engine as it stores the record (Quotas.ts).
           if (payload.background === true) {
             yield* Quotas.checkBackgroundResponses(config.quotas, yield* engine.backgroundInFlight(orgId))
             const accepted = yield* engine.background(principal, prepared)

@@ -1,7 +1,8 @@
 /**
  * Handlers of the secrets group: GET /secrets/{name} (metadata only, never the value) and POST /secrets.
  *
- * Source: spec "GET {base_url}/secrets/{name}", "Secret"; create is named without a shape (docs/ASSUMPTIONS.md).
+ * Source: spec "GET {base_url}/secrets/{name}", "Secret"; create is named without a shape (docs/ASSUMPTIONS.md); a new
+ * secret past the organization's `secrets` quota is a 429 `quota_exceeded_error` (docs/ASSUMPTIONS.md "Quotas").
  *
  * @since 0.1.0
  */
@@ -11,6 +12,8 @@ import { BoxServiceApi } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { Secret } from "../../Domain/Secret.js"
 import { requireOrganization } from "../boxes/BoxAccess.js"
+import { LocalServiceConfig } from "../LocalServiceConfig.js"
+import * as Quotas from "../Quotas.js"
 import * as ContractRoutes from "../http/fast/ContractRoutes.js"
 import { type SecretRecord, Secrets } from "../state/Repositories.js"
 
@@ -38,6 +41,7 @@ export const toSecret = (record: SecretRecord): Secret => {
 export const layer = ContractRoutes.group(BoxServiceApi, "secrets", (handlers) =>
   Effect.gen(function*() {
     const secrets = yield* Secrets
+    const config = yield* LocalServiceConfig
     return handlers
       .handle("retrieve", ({ path }) =>
         Effect.gen(function*() {
@@ -52,6 +56,15 @@ export const layer = ContractRoutes.group(BoxServiceApi, "secrets", (handlers) =
         Effect.gen(function*() {
           const orgId = yield* requireOrganization(yield* Principal)
           const now = DateTime.formatIso(yield* DateTime.now)
-          return toSecret(yield* secrets.put(orgId, payload.name, payload.value, now))
+          // A new secret past the organization's quota is refused (Quotas.ts); a replaced value never is.
+          const stored = yield* secrets.putWithinQuota(
+            orgId,
+            payload.name,
+            payload.value,
+            now,
+            Quotas.countLimit(config.quotas, "secrets")
+          )
+          if (Option.isNone(stored)) return yield* Effect.fail(Quotas.countExceeded(config.quotas, "secrets"))
+          return toSecret(stored.value)
         }))
   }))

@@ -16,6 +16,7 @@ import * as ApiError from "../../ApiError.js"
 import * as BoxRuntime from "../boxes/BoxRuntime.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as Admission from "../pipeline/Admission.js"
+import * as Quotas from "../Quotas.js"
 import * as FaultInjection from "../pipeline/FaultInjection.js"
 import * as Idempotency from "../pipeline/Idempotency.js"
 import * as ResponseEngine from "../responses/ResponseEngine.js"
@@ -31,6 +32,7 @@ export const inspectState = Effect.gen(function*() {
   const boxes = yield* Repositories.Boxes
   const apps = yield* Repositories.Apps
   const policies = yield* Repositories.EgressPolicies
+  const secrets = yield* Repositories.Secrets
   const logs = yield* Repositories.Logs
   const responses = yield* Repositories.Responses
   const idempotency = yield* Idempotency.IdempotencyStore
@@ -44,7 +46,10 @@ export const inspectState = Effect.gen(function*() {
       return {
         boxes: held.activeBoxes,
         background_responses: yield* engine.backgroundInFlight(orgId),
-        stored_bytes: held.clipboardBytes + (yield* responses.storedBytes(orgId))
+        stored_bytes: held.clipboardBytes + (yield* responses.storedBytes(orgId)),
+        secrets: yield* secrets.count(orgId),
+        egress_policies: yield* policies.count(orgId),
+        apps: yield* apps.count(orgId)
       }
     })
   return {
@@ -55,7 +60,10 @@ export const inspectState = Effect.gen(function*() {
     quotas: {
       boxes: config.quotas.boxes,
       background_responses: config.quotas.backgroundResponses,
-      stored_bytes: config.quotas.storedBytes
+      stored_bytes: config.quotas.storedBytes,
+      secrets: Quotas.countLimit(config.quotas, "secrets"),
+      egress_policies: Quotas.countLimit(config.quotas, "egress_policies"),
+      apps: Quotas.countLimit(config.quotas, "apps")
     },
     organizations: yield* Effect.forEach(yield* identity.organizations, (organization) =>
       Effect.map(usageOf(organization.id), (usage) => ({
@@ -131,6 +139,7 @@ export const localRoutes = (options: AppOptions = {}) =>
       | Repositories.Boxes
       | Repositories.Apps
       | Repositories.EgressPolicies
+      | Repositories.Secrets
       | Repositories.Logs
       | Repositories.Responses
       | Idempotency.IdempotencyStore

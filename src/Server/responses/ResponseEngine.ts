@@ -22,6 +22,7 @@ import type { PrincipalShape } from "../../Contract/Principal.js"
 import * as ModelResponse from "../../Domain/ModelResponse.js"
 import { LanguageModel } from "./LanguageModel.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
+import * as Quotas from "../Quotas.js"
 import { PromptCache } from "./PromptCache.js"
 import { DurableWork, type StoredJob } from "../state/DurableWork.js"
 import { Logs, Responses } from "../state/Repositories.js"
@@ -59,11 +60,21 @@ export class ResponseEngine extends Context.Tag("boxkit/server/ResponseEngine")<
   readonly foreground: (
     principal: PrincipalShape,
     prepared: Prepared
-  ) => Effect.Effect<ModelResponse.ModelResponse, ApiError.ServerError>
-  /** Runs a foreground request as a stream of Responses events; the result is stored before the terminal event. */
-  readonly stream: (principal: PrincipalShape, prepared: Prepared) => Effect.Effect<Stream.Stream<StreamEvent>>
+  ) => Effect.Effect<ModelResponse.ModelResponse, ApiError.ServerError | ApiError.QuotaExceededError>
+  /**
+   * Runs a foreground request as a stream of Responses events; the result is stored before the terminal event. Each
+   * of these creates fails with 429 `quota_exceeded_error` code `stored_bytes` when the new record would pass the
+   * organization's stored bytes (checked as it is stored, Quotas.ts).
+   */
+  readonly stream: (
+    principal: PrincipalShape,
+    prepared: Prepared
+  ) => Effect.Effect<Stream.Stream<StreamEvent>, ApiError.QuotaExceededError>
   /** Accepts a background request: stores it `queued` and returns that object; it is completed later. */
-  readonly background: (principal: PrincipalShape, prepared: Prepared) => Effect.Effect<ModelResponse.ModelResponse>
+  readonly background: (
+    principal: PrincipalShape,
+    prepared: Prepared
+  ) => Effect.Effect<ModelResponse.ModelResponse, ApiError.QuotaExceededError>
   /**
    * Reads a response of the caller's organization. A finished result's first read starts its retention clock; an
    * expired one is gone (404 `not_found_error`, param `response_id`).
@@ -168,7 +179,8 @@ export const layerWith = (options: EngineOptions = {}) =>
         Effect.gen(function*() {
           yield* Tokenizer.load
           const object = initialObject(`resp_${hex32()}`, yield* now, prepared, status)
-          yield* responses.insert({
+          // The record and the organization's stored bytes checked in one step (Quotas.ts).
+          const stored = yield* responses.insertWithinStoredBytes({
             id: object.id,
             orgId: orgOf(principal),
             keyId: principal.keyId,
@@ -176,7 +188,10 @@ export const layerWith = (options: EngineOptions = {}) =>
             webhookUrl: prepared.webhookUrl,
             webhookToken: prepared.webhookToken,
             firstDeliveredAtMillis: null
-          })
+          }, config.quotas.storedBytes)
+          if (stored._tag === "Refused") {
+            return yield* Effect.fail(Quotas.storedBytesExceeded(config.quotas, stored.storedBytes, stored.adding))
+          }
           return object
         })
 

@@ -26,6 +26,7 @@ import {
   RuntimeVersion,
   type SecretRecord,
   Secrets,
+  type StoredBytesUpdate,
   TcpAddresses,
   type UserRecord,
   type WebhookDeliveryEntry
@@ -74,20 +75,27 @@ export const identityMemory = Layer.sync(Identity, () => {
 export const appsMemory = Layer.sync(Apps, () => {
   const byId = new Map<string, AppRecord>()
   const byName = new Map<string, AppRecord>()
+  const counts = new Map<string, number>()
   const nameKey = (orgId: string, name: string) => `${orgId}\u0000${name}`
+  /** The app named `name`, made with `make` when missing and the organization holds fewer than `maxApps`. */
+  const findOrCreateNow = (orgId: string, name: string, make: () => AppRecord, maxApps: number) => {
+    const existing = byName.get(nameKey(orgId, name))
+    if (existing !== undefined) return existing
+    if ((counts.get(orgId) ?? 0) >= maxApps) return undefined
+    const created = make()
+    byName.set(nameKey(orgId, name), created)
+    byId.set(created.id, created)
+    counts.set(orgId, (counts.get(orgId) ?? 0) + 1)
+    return created
+  }
   return {
     findByName: (orgId, name) => Effect.sync(() => Option.fromNullable(byName.get(nameKey(orgId, name)))),
     get: (orgId, id) =>
       Effect.sync(() => Option.fromNullable(byId.get(id)).pipe(Option.filter((app) => app.orgId === orgId))),
-    findOrCreate: (orgId, name, make) =>
-      Effect.sync(() => {
-        const existing = byName.get(nameKey(orgId, name))
-        if (existing !== undefined) return existing
-        const created = make()
-        byName.set(nameKey(orgId, name), created)
-        byId.set(created.id, created)
-        return created
-      }),
+    findOrCreate: (orgId, name, make) => Effect.sync(() => findOrCreateNow(orgId, name, make, Infinity)!),
+    findOrCreateWithinQuota: (orgId, name, make, maxApps) =>
+      Effect.sync(() => Option.fromNullable(findOrCreateNow(orgId, name, make, maxApps))),
+    count: (orgId) => Effect.sync(() => counts.get(orgId) ?? 0),
     list: Effect.sync(() => Array.from(byId.values()))
   }
 })
@@ -95,25 +103,48 @@ export const appsMemory = Layer.sync(Apps, () => {
 /** In-memory Secrets. */
 export const secretsMemory = Layer.sync(Secrets, () => {
   const map = new Map<string, SecretRecord>()
+  const counts = new Map<string, number>()
   const key = (orgId: string, name: string) => `${orgId}\u0000${name}`
+  /** Creates or replaces the secret; a new one only while the organization holds fewer than `maxSecrets`. */
+  const putNow = (orgId: string, name: string, value: Redacted.Redacted<string>, now: string, maxSecrets: number) => {
+    const existing = map.get(key(orgId, name))
+    if (existing === undefined) {
+      if ((counts.get(orgId) ?? 0) >= maxSecrets) return undefined
+      counts.set(orgId, (counts.get(orgId) ?? 0) + 1)
+    }
+    const record: SecretRecord = { orgId, name, value, createdAt: existing?.createdAt ?? now, updatedAt: now }
+    map.set(key(orgId, name), record)
+    return record
+  }
   return {
     get: (orgId, name) => Effect.sync(() => Option.fromNullable(map.get(key(orgId, name)))),
-    put: (orgId, name, value, now) =>
-      Effect.sync(() => {
-        const existing = map.get(key(orgId, name))
-        const record: SecretRecord = { orgId, name, value, createdAt: existing?.createdAt ?? now, updatedAt: now }
-        map.set(key(orgId, name), record)
-        return record
-      })
+    put: (orgId, name, value, now) => Effect.sync(() => putNow(orgId, name, value, now, Infinity)!),
+    putWithinQuota: (orgId, name, value, now, maxSecrets) =>
+      Effect.sync(() => Option.fromNullable(putNow(orgId, name, value, now, maxSecrets))),
+    count: (orgId) => Effect.sync(() => counts.get(orgId) ?? 0)
   }
 })
 
 /** In-memory EgressPolicies. */
 export const egressPoliciesMemory = Layer.sync(EgressPolicies, () => {
   const store = mapStore<PolicyRecord>()
+  const counts = new Map<string, number>()
+  const insertNow = (record: PolicyRecord) => {
+    const replaced = store.map.get(record.id)
+    if (replaced !== undefined) counts.set(replaced.orgId, (counts.get(replaced.orgId) ?? 0) - 1)
+    store.map.set(record.id, record)
+    counts.set(record.orgId, (counts.get(record.orgId) ?? 0) + 1)
+  }
   return {
     get: (orgId, id) => Effect.map(store.get(id), Option.filter((policy) => policy.orgId === orgId)),
-    insert: (record) => store.insert(record.id, record),
+    insert: (record) => Effect.sync(() => insertNow(record)),
+    insertWithinQuota: (record, maxPolicies) =>
+      Effect.sync(() => {
+        if (!store.map.has(record.id) && (counts.get(record.orgId) ?? 0) >= maxPolicies) return false
+        insertNow(record)
+        return true
+      }),
+    count: (orgId) => Effect.sync(() => counts.get(orgId) ?? 0),
     update: (orgId, id, f) =>
       Effect.sync(() => {
         const current = store.map.get(id)
@@ -126,6 +157,19 @@ export const egressPoliciesMemory = Layer.sync(EgressPolicies, () => {
   }
 })
 
+/**
+ * What each organization stores, shared by the in-memory Boxes (boxes not terminated, clipboard bytes) and Responses
+ * (response bytes) of one state, so that either checks the stored-bytes quota against both in the step that writes.
+ */
+class StoredUsage {
+  readonly boxes = new Map<string, { activeBoxes: number; clipboardBytes: number }>()
+  readonly responseBytes = new Map<string, number>()
+  /** The bytes organization `orgId` stores: clipboards and response records. */
+  storedBytes(orgId: string): number {
+    return (this.boxes.get(orgId)?.clipboardBytes ?? 0) + (this.responseBytes.get(orgId) ?? 0)
+  }
+}
+
 const deadlineOf = (record: BoxRecord): number | undefined =>
   record.maxLifetimeSeconds !== null && record.status !== "terminated"
     ? record.createdAtMillis + record.maxLifetimeSeconds * 1000
@@ -135,10 +179,12 @@ const deadlineOf = (record: BoxRecord): number | undefined =>
  * In-memory Boxes, with an index of the boxes that have a lifetime (id to deadline, Unix ms) and each organization's
  * usage kept as boxes change.
  */
-export const boxesMemory = Layer.sync(Boxes, () => {
+export const boxesMemory = Layer.sync(Boxes, () => makeBoxes(new StoredUsage()))
+
+const makeBoxes = (shared: StoredUsage): Boxes["Type"] => {
   const store = mapStore<BoxRecord>()
   const deadlines = new Map<string, number>()
-  const usages = new Map<string, { activeBoxes: number; clipboardBytes: number }>()
+  const usages = shared.boxes
   const index = (record: BoxRecord) => {
     const deadline = deadlineOf(record)
     if (deadline === undefined) deadlines.delete(record.id)
@@ -179,6 +225,17 @@ export const boxesMemory = Layer.sync(Boxes, () => {
         return true
       }),
     update: (id, f) => Effect.sync(() => Option.fromNullable(updateNow(id, f))),
+    updateWithinStoredBytes: (id, f, maxStoredBytes) =>
+      Effect.sync((): StoredBytesUpdate<BoxRecord> => {
+        const current = store.map.get(id)
+        if (current === undefined) return { _tag: "Missing" }
+        const next = f(current)
+        const replacing = current.clipboard?.bytes.byteLength ?? 0
+        const adding = next.clipboard?.bytes.byteLength ?? 0
+        const others = shared.storedBytes(current.orgId) - replacing
+        if (adding > replacing && others + adding > maxStoredBytes) return { _tag: "Refused", storedBytes: others, adding }
+        return { _tag: "Written", record: updateNow(id, () => next)! }
+      }),
     updateAll: (ids, f) =>
       Effect.sync(() => {
         for (const id of ids) updateNow(id, f)
@@ -215,7 +272,7 @@ export const boxesMemory = Layer.sync(Boxes, () => {
         return due
       })
   }
-})
+}
 
 /** In-memory RuntimeVersion. */
 export const runtimeVersionMemory = Layer.sync(RuntimeVersion, () => {
@@ -247,10 +304,12 @@ export const tcpAddressesMemory = Layer.sync(TcpAddresses, () => {
 })
 
 /** In-memory Responses, with each organization's stored bytes kept as records change. */
-export const responsesMemory = Layer.sync(Responses, () => {
+export const responsesMemory = Layer.sync(Responses, () => makeResponses(new StoredUsage()))
+
+const makeResponses = (shared: StoredUsage): Responses["Type"] => {
   const store = mapStore<ResponseRecord>()
   const sizes = new Map<string, number>()
-  const bytesByOrg = new Map<string, number>()
+  const bytesByOrg = shared.responseBytes
   const account = (record: ResponseRecord | undefined, sign: 1 | -1) => {
     if (record === undefined) return
     const size = sign === 1 ? responseBytes(record) : (sizes.get(record.id) ?? 0)
@@ -265,6 +324,17 @@ export const responsesMemory = Layer.sync(Responses, () => {
         account(store.map.get(record.id), -1)
         store.map.set(record.id, record)
         account(record, 1)
+      }),
+    insertWithinStoredBytes: (record, maxStoredBytes) =>
+      Effect.sync((): StoredBytesUpdate<ResponseRecord> => {
+        const replaced = store.map.get(record.id)
+        const others = shared.storedBytes(record.orgId) - (replaced === undefined ? 0 : (sizes.get(record.id) ?? 0))
+        const adding = responseBytes(record)
+        if (others + adding > maxStoredBytes) return { _tag: "Refused", storedBytes: others, adding }
+        account(replaced, -1)
+        store.map.set(record.id, record)
+        account(record, 1)
+        return { _tag: "Written", record }
       }),
     update: (id, f) =>
       Effect.sync(() => {
@@ -286,7 +356,7 @@ export const responsesMemory = Layer.sync(Responses, () => {
     list: store.list,
     storedBytes: (orgId) => Effect.sync(() => bytesByOrg.get(orgId) ?? 0)
   }
-})
+}
 
 /** In-memory Logs. */
 export const logsMemory = Layer.sync(Logs, () => {
@@ -307,15 +377,21 @@ export const logsMemory = Layer.sync(Logs, () => {
   }
 })
 
-/** Every repository, in memory. */
-export const layerMemory: Layer.Layer<Repositories> = Layer.mergeAll(
-  identityMemory,
-  appsMemory,
-  secretsMemory,
-  egressPoliciesMemory,
-  boxesMemory,
-  runtimeVersionMemory,
-  tcpAddressesMemory,
-  responsesMemory,
-  logsMemory
-)
+/**
+ * Every repository, in memory; Boxes and Responses share what each organization stores (the stored-bytes quota is
+ * checked against both in the step that writes).
+ */
+export const layerMemory: Layer.Layer<Repositories> = Layer.suspend(() => {
+  const shared = new StoredUsage()
+  return Layer.mergeAll(
+    identityMemory,
+    appsMemory,
+    secretsMemory,
+    egressPoliciesMemory,
+    Layer.sync(Boxes, () => makeBoxes(shared)),
+    runtimeVersionMemory,
+    tcpAddressesMemory,
+    Layer.sync(Responses, () => makeResponses(shared)),
+    logsMemory
+  )
+})

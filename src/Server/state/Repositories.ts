@@ -68,6 +68,19 @@ export class Apps extends Context.Tag("boxkit/server/Apps")<Apps, {
   readonly get: (orgId: string, id: string) => Effect.Effect<Option.Option<AppRecord>>
   /** Returns the app with this name, creating it with `make` when missing: one app per name, whatever the race. */
   readonly findOrCreate: (orgId: string, name: string, make: () => AppRecord) => Effect.Effect<AppRecord>
+  /**
+   * As `findOrCreate`, but a new app is made only while the organization holds fewer than `maxApps` apps; the count
+   * and the insert are one step (one statement in SQL, with the organization's usage row locked in PostgreSQL).
+   * None when refused (nothing written); an app that exists is always found. Source: docs/ASSUMPTIONS.md "Quotas".
+   */
+  readonly findOrCreateWithinQuota: (
+    orgId: string,
+    name: string,
+    make: () => AppRecord,
+    maxApps: number
+  ) => Effect.Effect<Option.Option<AppRecord>>
+  /** How many apps organization `orgId` holds (Quotas.ts). */
+  readonly count: (orgId: string) => Effect.Effect<number>
   readonly list: Effect.Effect<ReadonlyArray<AppRecord>>
 }>() {}
 
@@ -85,6 +98,20 @@ export class Secrets extends Context.Tag("boxkit/server/Secrets")<Secrets, {
   readonly get: (orgId: string, name: string) => Effect.Effect<Option.Option<SecretRecord>>
   /** Creates the secret or replaces its value (keeping `createdAt`). */
   readonly put: (orgId: string, name: string, value: Redacted.Redacted<string>, now: string) => Effect.Effect<SecretRecord>
+  /**
+   * As `put`, but a new secret is created only while the organization holds fewer than `maxSecrets` secrets (the
+   * count and the insert one step); replacing the value of a secret that exists is never refused. None when refused
+   * (nothing written). Source: docs/ASSUMPTIONS.md "Quotas".
+   */
+  readonly putWithinQuota: (
+    orgId: string,
+    name: string,
+    value: Redacted.Redacted<string>,
+    now: string,
+    maxSecrets: number
+  ) => Effect.Effect<Option.Option<SecretRecord>>
+  /** How many secrets organization `orgId` holds (Quotas.ts). */
+  readonly count: (orgId: string) => Effect.Effect<number>
 }>() {}
 
 /** A saved egress policy with its normalized document. */
@@ -101,6 +128,14 @@ export interface PolicyRecord {
 export class EgressPolicies extends Context.Tag("boxkit/server/EgressPolicies")<EgressPolicies, {
   readonly get: (orgId: string, id: string) => Effect.Effect<Option.Option<PolicyRecord>>
   readonly insert: (record: PolicyRecord) => Effect.Effect<void>
+  /**
+   * Inserts `record` (a new policy) unless its organization already holds `maxPolicies` policies; the count and the
+   * insert are one step. True when inserted; false when refused (nothing written). Source: docs/ASSUMPTIONS.md
+   * "Quotas".
+   */
+  readonly insertWithinQuota: (record: PolicyRecord, maxPolicies: number) => Effect.Effect<boolean>
+  /** How many saved egress policies organization `orgId` holds (Quotas.ts). */
+  readonly count: (orgId: string) => Effect.Effect<number>
   readonly update: (orgId: string, id: string, f: (record: PolicyRecord) => PolicyRecord) => Effect.Effect<Option.Option<PolicyRecord>>
   readonly list: Effect.Effect<ReadonlyArray<PolicyRecord>>
 }>() {}
@@ -161,6 +196,18 @@ export class Boxes extends Context.Tag("boxkit/server/Boxes")<Boxes, {
   /** Applies `f` atomically; None when the box does not exist. */
   readonly update: (id: string, f: (record: BoxRecord) => BoxRecord) => Effect.Effect<Option.Option<BoxRecord>>
   /**
+   * Applies `f` atomically, as `update`, unless `f` grows the box's clipboard and the organization's stored bytes
+   * (its clipboards and response records) would then pass `maxStoredBytes`: the read of what is stored and the write
+   * are one step (one transaction; in PostgreSQL with the organization's usage row locked, so that writes of one
+   * organization on any instance take turns). A write that does not grow the clipboard is never refused. Source:
+   * docs/ASSUMPTIONS.md "Quotas".
+   */
+  readonly updateWithinStoredBytes: (
+    id: string,
+    f: (record: BoxRecord) => BoxRecord,
+    maxStoredBytes: number
+  ) => Effect.Effect<StoredBytesUpdate<BoxRecord>>
+  /**
    * Applies `f` to each of the boxes `ids` that exist, all of them atomically (one unit of work: the boots due
    * together, BoxRuntime.ts), once per box however often its id is listed; ids of boxes that do not exist are
    * skipped. `f` must have no effect of its own: a store may apply it to a record it holds, find the stored one
@@ -183,6 +230,16 @@ export class Boxes extends Context.Tag("boxkit/server/Boxes")<Boxes, {
   /** What organization `orgId`'s boxes hold: boxes not terminated, and the bytes on their clipboards. */
   readonly usage: (orgId: string) => Effect.Effect<BoxUsage>
 }>() {}
+
+/**
+ * The outcome of a write checked against the stored-bytes quota: `Missing` (no such record), `Written` (with the
+ * record as written), or `Refused` with `storedBytes`, what the organization stores besides the bytes the write would
+ * replace, and `adding`, the bytes the write would add (nothing was written).
+ */
+export type StoredBytesUpdate<A> =
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Written"; readonly record: A }
+  | { readonly _tag: "Refused"; readonly storedBytes: number; readonly adding: number }
 
 /** What an organization's boxes hold (Quotas.ts). */
 export interface BoxUsage {
@@ -228,6 +285,16 @@ export interface ResponseRecord {
 export class Responses extends Context.Tag("boxkit/server/Responses")<Responses, {
   readonly get: (id: string) => Effect.Effect<Option.Option<ResponseRecord>>
   readonly insert: (record: ResponseRecord) => Effect.Effect<void>
+  /**
+   * Inserts `record` (a new response) unless the organization's stored bytes (clipboards and response records) plus
+   * the record's own ({@link responseBytes}) would pass `maxStoredBytes`; the read of what is stored and the insert
+   * are one step (one transaction, with the organization's usage row locked in PostgreSQL). `Written` when inserted,
+   * `Refused` otherwise (nothing written). Source: docs/ASSUMPTIONS.md "Quotas".
+   */
+  readonly insertWithinStoredBytes: (
+    record: ResponseRecord,
+    maxStoredBytes: number
+  ) => Effect.Effect<StoredBytesUpdate<ResponseRecord>>
   readonly update: (id: string, f: (record: ResponseRecord) => ResponseRecord) => Effect.Effect<Option.Option<ResponseRecord>>
   readonly remove: (id: string) => Effect.Effect<void>
   readonly list: Effect.Effect<ReadonlyArray<ResponseRecord>>

@@ -111,6 +111,55 @@ const boxUsageTriggers = {
   ]
 }
 
+/** The tables whose rows an organization's usage counts (Quotas.ts), with the `org_usage` column of each. */
+const countedTables = [["secrets", "secrets"], ["egress_policies", "egress_policies"], ["apps", "apps"]] as const
+
+/**
+ * Migration 3: `org_usage` counts each organization's secrets, saved egress policies and apps (their quotas are
+ * checked against these counts as a row is inserted), kept by triggers on insert and delete (a secret replaced or a
+ * policy renamed keeps its row) and filled from the rows already there.
+ */
+const countUsage = {
+  sqlite: (): ReadonlyArray<string> =>
+    countedTables.flatMap(([table, column]) => {
+      const add = (delta: string, orgId: string) =>
+        `INSERT INTO org_usage (org_id, ${column}) VALUES (${orgId}, ${delta})
+          ON CONFLICT (org_id) DO UPDATE SET ${column} = ${column} + excluded.${column};`
+      return [
+        `ALTER TABLE org_usage ADD COLUMN ${column} BIGINT NOT NULL DEFAULT 0`,
+        `CREATE TRIGGER ${table}_usage_insert AFTER INSERT ON ${table} BEGIN ${add("1", "NEW.org_id")} END`,
+        `CREATE TRIGGER ${table}_usage_delete AFTER DELETE ON ${table} BEGIN ${add("-1", "OLD.org_id")} END`
+      ]
+    }),
+  pg: (): ReadonlyArray<string> =>
+    countedTables.flatMap(([table, column]) => [
+      `ALTER TABLE org_usage ADD COLUMN ${column} BIGINT NOT NULL DEFAULT 0`,
+      `CREATE FUNCTION ${table}_usage() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF TG_OP = 'INSERT' THEN
+            INSERT INTO org_usage (org_id, ${column}) VALUES (NEW.org_id, 1)
+              ON CONFLICT (org_id) DO UPDATE SET ${column} = org_usage.${column} + 1;
+          ELSE
+            UPDATE org_usage SET ${column} = ${column} - 1 WHERE org_id = OLD.org_id;
+          END IF;
+          RETURN NULL;
+        END
+      $$`,
+      `CREATE TRIGGER ${table}_usage AFTER INSERT OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${table}_usage()`
+    ])
+}
+
+/** The counts of migration 3 for the rows stored before it. */
+const countExisting: ReadonlyArray<string> = [
+  // The WHERE clause keeps SQLite from reading ON CONFLICT as a join constraint of the SELECT.
+  `INSERT INTO org_usage (org_id) SELECT org_id FROM (SELECT org_id FROM secrets UNION SELECT org_id FROM egress_policies
+    UNION SELECT org_id FROM apps) AS held WHERE true ON CONFLICT (org_id) DO NOTHING`,
+  `UPDATE org_usage SET ${
+    countedTables.map(([table, column]) => `${column} = (SELECT count(*) FROM ${table} WHERE ${table}.org_id = org_usage.org_id)`)
+      .join(", ")
+  }`
+]
+
 /** Every migration, by `<id>_<name>` (`Migrator.fromRecord`). */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_state": Effect.gen(function*() {
@@ -125,5 +174,10 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
     const sql = yield* SqlClient.SqlClient
     const statements = sql.onDialectOrElse({ pg: boxUsageTriggers.pg, orElse: boxUsageTriggers.sqlite })
     for (const statement of statements) yield* sql.unsafe(statement)
+  }),
+  "3_count_usage": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const statements = sql.onDialectOrElse({ pg: countUsage.pg, orElse: countUsage.sqlite })
+    for (const statement of [...statements, ...countExisting]) yield* sql.unsafe(statement)
   })
 }

@@ -8,9 +8,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import { type BoxRecord, Boxes } from "../Repositories.js"
+import { type BoxRecord, Boxes, type StoredBytesUpdate } from "../Repositories.js"
 import { bytesOf, numberOf, rowsAffectedOf, textOrNull } from "./Rows.js"
-import { forUpdate, modify } from "./SqlRepositories.js"
+import { forUpdate, lockedStoredBytes, modify } from "./SqlRepositories.js"
 
 type Row = Record<string, unknown>
 
@@ -157,6 +157,25 @@ export const boxes = Layer.effect(
         ))
       },
       update: (id, f) => modify(sql, sql`${select} WHERE id = ${id} ${forUpdate(sql)}`, decode, f, write),
+      // The box's row is locked first, then its organization's usage row (the order of the usage triggers), so that
+      // what is stored is read, checked and written with no other write of the organization in between.
+      updateWithinStoredBytes: (id, f, maxStoredBytes) =>
+        Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+          const found = yield* sql`${select} WHERE id = ${id} ${forUpdate(sql)}`
+          if (found.length === 0) return { _tag: "Missing" } satisfies StoredBytesUpdate<BoxRecord>
+          const current = decode(found[0])
+          const next = f(current)
+          const replacing = current.clipboard?.bytes.byteLength ?? 0
+          const adding = next.clipboard?.bytes.byteLength ?? 0
+          if (adding > replacing) {
+            const others = (yield* lockedStoredBytes(sql, current.orgId)) - replacing
+            if (others + adding > maxStoredBytes) {
+              return { _tag: "Refused", storedBytes: others, adding } satisfies StoredBytesUpdate<BoxRecord>
+            }
+          }
+          if (next !== current) yield* write(next, current)
+          return { _tag: "Written", record: next } satisfies StoredBytesUpdate<BoxRecord>
+        }))),
       updateAll: (ids, f) =>
         ids.length === 0 ? Effect.void : Effect.orDie(sql.withTransaction(Effect.gen(function*() {
           const unread: Array<string> = []

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient, type SqlError, type Statement } from "@effect/sql"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import { ModelResponse } from "../../../Domain/ModelResponse.js"
@@ -31,10 +31,11 @@ import {
   Responses,
   RuntimeVersion,
   Secrets,
+  type StoredBytesUpdate,
   TcpAddresses,
   type WebhookDeliveryEntry
 } from "../Repositories.js"
-import { flagOf, numberOf, numberOrNull, textOrNull } from "./Rows.js"
+import { flagOf, numberOf, numberOrNull, rowsAffectedOf, textOrNull } from "./Rows.js"
 
 type Row = Record<string, unknown>
 
@@ -74,6 +75,61 @@ export const modify = <A>(
     if (next !== current) yield* write(next, current)
     return Option.some(next)
   })))
+
+/**
+ * What organization `orgId` stores (clipboard and response bytes of `org_usage`), read in the current transaction
+ * with the organization's usage row locked until it ends: on PostgreSQL an upsert creates the row if missing and
+ * locks it, returning its latest values (writes of one organization on any instance take turns); SQLite has one
+ * writer, whose transaction is the lock.
+ */
+export const lockedStoredBytes = (sql: SqlClient.SqlClient, orgId: string): Effect.Effect<number, SqlError.SqlError> =>
+  Effect.map(
+    sql.onDialectOrElse({
+      pg: () =>
+        sql`INSERT INTO org_usage (org_id) VALUES (${orgId})
+          ON CONFLICT (org_id) DO UPDATE SET active_boxes = org_usage.active_boxes
+          RETURNING clipboard_bytes, response_bytes`,
+      orElse: () => sql`SELECT clipboard_bytes, response_bytes FROM org_usage WHERE org_id = ${orgId}`
+    }),
+    (rows) => rows.length === 0 ? 0 : numberOf(rows[0].clipboard_bytes) + numberOf(rows[0].response_bytes)
+  )
+
+/** The `org_usage` columns that count rows (Migrations.ts migration 3). */
+type CountColumn = "secrets" | "egress_policies" | "apps"
+
+/**
+ * `insertInto` (`INSERT INTO table (columns)`) `values` (`SELECT value, ...`) `tail`, made only while organization
+ * `orgId` holds fewer than `max` of what `column` counts: one statement. On PostgreSQL the organization's usage row
+ * is created if missing and locked by an upsert that returns its latest count (inserts of one organization on any
+ * instance take turns; the trigger's count commits with the row); SQLite has one writer. Values bound in the SELECT
+ * are text to PostgreSQL: cast the number columns.
+ */
+const insertBelowCount = (
+  sql: SqlClient.SqlClient,
+  column: CountColumn,
+  orgId: string,
+  max: number,
+  insertInto: Statement.Fragment,
+  values: Statement.Fragment,
+  tail: Statement.Fragment
+) => {
+  const counted = sql.literal(column)
+  return sql.onDialectOrElse({
+    pg: () =>
+      sql`WITH usage AS (INSERT INTO org_usage (org_id) VALUES (${orgId})
+          ON CONFLICT (org_id) DO UPDATE SET ${counted} = org_usage.${counted} RETURNING ${counted} AS held)
+        ${insertInto} ${values} FROM usage WHERE usage.held < ${max} ${tail}`,
+    orElse: () =>
+      sql`${insertInto} ${values}
+        WHERE COALESCE((SELECT ${counted} FROM org_usage WHERE org_id = ${orgId}), 0) < ${max} ${tail}`
+  })
+}
+
+/** How many of what `column` counts organization `orgId` holds. */
+const countOf = (sql: SqlClient.SqlClient, column: CountColumn, orgId: string) =>
+  orDie(sql`SELECT ${sql.literal(column)} AS held FROM org_usage WHERE org_id = ${orgId}`).pipe(
+    Effect.map((rows) => rows.length === 0 ? 0 : numberOf(rows[0].held))
+  )
 
 /** The stored hash of an API key: its whole SHA-256, hex (the key itself is never stored). */
 const keyHashOf = (key: Redacted.Redacted<string>): string =>
@@ -181,6 +237,22 @@ export const apps = Layer.effect(
             Effect.map(Option.getOrElse(() => created))
           )
         }),
+      findOrCreateWithinQuota: (orgId, name, make, maxApps) =>
+        Effect.flatMap(findByName(orgId, name), (found) => {
+          if (Option.isSome(found)) return Effect.succeed(found)
+          const created = make()
+          // The app that won a race for the name is found whatever the count; refused, none is.
+          return orDie(insertBelowCount(
+            sql,
+            "apps",
+            orgId,
+            maxApps,
+            sql`INSERT INTO apps (id, org_id, name, created_at)`,
+            sql`SELECT ${created.id}, ${orgId}, ${name}, CAST(${created.createdAt} AS BIGINT)`,
+            sql`ON CONFLICT DO NOTHING`
+          )).pipe(Effect.zipRight(findByName(orgId, name)))
+        }),
+      count: (orgId) => countOf(sql, "apps", orgId),
       list: orDie(sql`SELECT id, org_id, name, created_at FROM apps ORDER BY created_at, id`).pipe(
         Effect.map((rows) => rows.map(remember))
       )
@@ -212,7 +284,31 @@ export const secrets = Layer.effect(
           ON CONFLICT (org_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
           RETURNING created_at`).pipe(
           Effect.map((rows) => ({ orgId, name, value, createdAt: String(rows[0]?.created_at ?? now), updatedAt: now }))
-        )
+        ),
+      putWithinQuota: (orgId, name, value, now, maxSecrets) =>
+        orDie(Effect.gen(function*() {
+          const record = (rows: ReadonlyArray<Row>) =>
+            Option.map(first(rows), (row) => ({ orgId, name, value, createdAt: String(row.created_at), updatedAt: now }))
+          const written = record(
+            yield* insertBelowCount(
+              sql,
+              "secrets",
+              orgId,
+              maxSecrets,
+              sql`INSERT INTO secrets (org_id, name, value, created_at, updated_at)`,
+              sql`SELECT ${orgId}, ${name}, ${Redacted.value(value)}, ${now}, ${now}`,
+              sql`ON CONFLICT (org_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+                RETURNING created_at`
+            )
+          )
+          if (Option.isSome(written)) return written
+          // At the quota: a secret of this name (perhaps created meanwhile) is still replaced.
+          return record(
+            yield* sql`UPDATE secrets SET value = ${Redacted.value(value)}, updated_at = ${now}
+              WHERE org_id = ${orgId} AND name = ${name} RETURNING created_at`
+          )
+        })),
+      count: (orgId) => countOf(sql, "secrets", orgId)
     }
   })
 )
@@ -232,6 +328,17 @@ export const egressPolicies = Layer.effect(
         orDie(sql`INSERT INTO egress_policies (id, org_id, record)
           VALUES (${record.id}, ${record.orgId}, ${JSON.stringify(record)})
           ON CONFLICT (id) DO UPDATE SET org_id = excluded.org_id, record = excluded.record`),
+      insertWithinQuota: (record, maxPolicies) =>
+        orDie(insertBelowCount(
+          sql,
+          "egress_policies",
+          record.orgId,
+          maxPolicies,
+          sql`INSERT INTO egress_policies (id, org_id, record)`,
+          sql`SELECT ${record.id}, ${record.orgId}, ${JSON.stringify(record)}`,
+          sql.literal("")
+        ).raw).pipe(Effect.map((raw) => rowsAffectedOf(raw) === 1)),
+      count: (orgId) => countOf(sql, "egress_policies", orgId),
       update: (orgId, id, f) =>
         modify(
           sql,
@@ -337,6 +444,19 @@ export const responses = Layer.effect(
             VALUES (${record.id}, ${record.orgId}, ${document(record)}, ${token(record)},
               ${record.firstDeliveredAtMillis}, ${bytes})`
           yield* countBytes(record.orgId, bytes)
+        }))),
+      insertWithinStoredBytes: (record, maxStoredBytes) =>
+        orDie(sql.withTransaction(Effect.gen(function*() {
+          const stored = yield* lockedStoredBytes(sql, record.orgId)
+          const bytes = responseBytes(record)
+          if (stored + bytes > maxStoredBytes) {
+            return { _tag: "Refused", storedBytes: stored, adding: bytes } satisfies StoredBytesUpdate<ResponseRecord>
+          }
+          yield* sql`INSERT INTO responses (id, org_id, record, webhook_token, first_delivered_at_millis, bytes)
+            VALUES (${record.id}, ${record.orgId}, ${document(record)}, ${token(record)},
+              ${record.firstDeliveredAtMillis}, ${bytes})`
+          yield* countBytes(record.orgId, bytes)
+          return { _tag: "Written", record } satisfies StoredBytesUpdate<ResponseRecord>
         }))),
       update: (id, f) =>
         modify(sql, sql`SELECT * FROM responses WHERE id = ${id} ${forUpdate(sql)}`, decode, f, (next, current) =>
