@@ -28,7 +28,14 @@ import * as ModelResponse from "../Domain/ModelResponse.js"
 import * as Secret from "../Domain/Secret.js"
 import { Errors } from "./Errors.js"
 import { BoxHeaders, IdempotentBoxHeaders, ResponseHeaders } from "./Headers.js"
-import { answerHeaders, byteSize, type OperationDocs, withoutDecodeError } from "./OpenApiDocs.js"
+import {
+  alsoRefusedText,
+  answerHeaders,
+  byteSize,
+  type OperationDocs,
+  withoutDecodeError,
+  withStatedSchemas
+} from "./OpenApiDocs.js"
 import { Principal } from "./Principal.js"
 
 /**
@@ -100,8 +107,11 @@ const operation = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E, d
   const idempotent = Context.getOption(annotations, Idempotent)._tag === "Some"
   return (commonErrors(endpoint) as any)
     .annotate(OpenApi.Summary, docs.summary)
-    .annotate(OpenApi.Description, `${docs.description} Request body: at most ${byteSize(maxBodyBytes)}.`)
-    .annotate(OpenApi.Transform, answerHeaders(idempotent, docs.eventStream))
+    .annotate(
+      OpenApi.Description,
+      `${docs.description}${alsoRefusedText(docs.alsoRefused)} Request body: at most ${byteSize(maxBodyBytes)}.`
+    )
+    .annotate(OpenApi.Transform, answerHeaders(idempotent, docs))
     .annotate(MaxBodyBytes, maxBodyBytes) as ReturnType<typeof commonErrors<E>>
 }
 
@@ -123,6 +133,79 @@ export type CommonError =
   | ApiError.ServerError
 
 const BoxIdParam = HttpApiSchema.param("box_id", Ids.BoxId)
+
+/** A name's text that JSON Schema cannot refuse: an unpaired surrogate half (docs/ASSUMPTIONS.md "Text fields"). */
+const wellFormedName = { param: "name", rule: "a name with an unpaired surrogate half (not well-formed Unicode)" }
+
+/** `Idempotency-Key` is limited in UTF-8 bytes, JSON Schema counts characters (docs/ASSUMPTIONS.md). */
+const idempotencyKeyBytes = { param: "Idempotency-Key", rule: "an `Idempotency-Key` of more than 255 bytes of UTF-8" }
+
+/** A line of text that is not whitespace or control: a name's visible first and last character. */
+const visibleCharacter = "[^\\s\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]"
+const lineCharacter = "[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]"
+const trimmedSpace = "[^\\S\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]"
+
+/**
+ * A policy name as JSON Schema says it: surrounding whitespace, then 1 to 128 characters that start and end with a
+ * character that is not whitespace, with no control characters or line breaks (spec PATCH egress policy, Limits).
+ */
+const policyNameRule = {
+  pattern: `^${trimmedSpace}*${visibleCharacter}(?:${lineCharacter}{0,126}${visibleCharacter})?${trimmedSpace}*$`
+}
+
+/** What a policy name is refused for beyond {@link policyNameRule}. */
+const policyNameRefusals = [
+  { param: "name", rule: "a name whose only non-space characters are invisible (format characters such as U+200B)" },
+  wellFormedName
+]
+
+/**
+ * The memory and state-disk ranges of each box size (`Box.sizeLimits`, GiB), as `if`/`then` rules of the create body:
+ * a request without `size` is size `m`.
+ */
+const sizeRangeRules = (["s", "m", "l"] as const).map((size) => ({
+  if: size === "m"
+    ? { properties: { size: { const: size } } }
+    : { properties: { size: { const: size } }, required: ["size"] },
+  then: {
+    properties: {
+      memory_limit_gib: { minimum: Box.sizeLimits[size].memory.min, maximum: Box.sizeLimits[size].memory.max },
+      state_disk_limit_gib: { minimum: Box.sizeLimits[size].stateDisk.min, maximum: Box.sizeLimits[size].stateDisk.max }
+    }
+  }
+}))
+
+/** An inline policy with `no_network: true` and a non-empty `ingress_ports` do not go together (spec: create box). */
+const noNetworkWithIngressRule = {
+  not: {
+    required: ["egress_policy", "ingress_ports"],
+    properties: {
+      egress_policy: { type: "object", required: ["no_network"], properties: { no_network: { const: true } } },
+      ingress_ports: { minItems: 1 }
+    }
+  }
+}
+
+/**
+ * `metadata.completion_window` is a completion window, and not `asap` on a background request (spec: completion
+ * windows; docs/ASSUMPTIONS.md).
+ */
+const completionWindowRules = [
+  { properties: { metadata: { properties: { completion_window: { enum: ModelResponse.CompletionWindow.literals } } } } },
+  {
+    not: {
+      required: ["background", "metadata"],
+      properties: {
+        background: { const: true },
+        metadata: {
+          type: "object",
+          required: ["completion_window"],
+          properties: { completion_window: { const: "asap" } }
+        }
+      }
+    }
+  }
+]
 
 /** Apps: POST /apps/find (spec: "POST {api_url}/apps/find"). */
 export class AppsGroup extends HttpApiGroup.make("apps")
@@ -169,7 +252,8 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
         description:
           "Stores `value` under `name` in the caller's organization, replacing the value of an existing secret " +
           "(`created_at` kept). The value is never returned.",
-        maxBodyBytes: 256 * 1024
+        maxBodyBytes: 256 * 1024,
+        alsoRefused: [{ param: "value", rule: "a value with an unpaired surrogate half (not well-formed Unicode)" }]
       }
     )
   )
@@ -187,7 +271,12 @@ export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
       {
         summary: "Save an egress policy",
         description: "Saves a named egress policy document (at most 64 KiB encoded); it may be normalized on save.",
-        maxBodyBytes: 128 * 1024
+        maxBodyBytes: 128 * 1024,
+        bodyProperties: { name: policyNameRule },
+        alsoRefused: [
+          ...policyNameRefusals,
+          { param: "document", rule: "a document of more than 64 KiB as compact UTF-8 JSON" }
+        ]
       }
     )
   )
@@ -208,7 +297,9 @@ export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
         .addSuccess(EgressPolicy.EgressPolicy),
       {
         summary: "Rename an egress policy",
-        description: "Renames a policy; the document is unchanged and `updated_at` reflects the rename."
+        description: "Renames a policy; the document is unchanged and `updated_at` reflects the rename.",
+        bodyProperties: { name: policyNameRule },
+        alsoRefused: policyNameRefusals
       }
     )
   )
@@ -246,7 +337,16 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
         description:
           "Creates a box from an image of the app; answers its id and first status at once (poll the box for " +
           "`running`). Honours `Idempotency-Key`.",
-        maxBodyBytes: 128 * 1024
+        maxBodyBytes: 128 * 1024,
+        bodyRules: [...sizeRangeRules, noNetworkWithIngressRule],
+        alsoRefused: [
+          wellFormedName,
+          { param: "ingress_ports", rule: "`ingress_ports` with a saved egress policy that sets `no_network: true`" },
+          { param: "ingress_ports", rule: "`ingress_ports` on an image without persistence" },
+          { param: "ingress_ports[*].guest_port", rule: "a `guest_port` listed twice" },
+          { param: "egress_policy.rules", rule: "an inline egress policy whose rules use secrets" },
+          idempotencyKeyBytes
+        ]
       }
     )
   )
@@ -273,7 +373,8 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
         summary: "Upgrade a box",
         description:
           "Moves the box onto the current runtime now when it is running, or records the upgrade for its next " +
-          "wake (`applied: false`). Honours `Idempotency-Key`."
+          "wake (`applied: false`). Honours `Idempotency-Key`.",
+        alsoRefused: [idempotencyKeyBytes]
       }
     )
   )
@@ -317,7 +418,8 @@ export class ExecGroup extends HttpApiGroup.make("exec")
         summary: "Resize an exec's terminal",
         description:
           "Sets the latest terminal size of an exec; an unknown exec or one without a terminal is a no-op. When " +
-          "the exec id does not fit one path segment, send `-` and the id in `exec_request_id`."
+          "the exec id does not fit one path segment, send `-` and the id in `exec_request_id`.",
+        alsoRefused: [{ param: "exec_request_id", rule: "the path's `exec_id` `-` without `exec_request_id`" }]
       }
     )
   )
@@ -440,7 +542,20 @@ export class ResponsesGroup extends HttpApiGroup.make("responses")
         eventStream:
           "Responses events (`text/event-stream`, with `stream: true` on a foreground request): `event:` and " +
           "`data:` lines, each data a JSON event with `type` and `sequence_number`, from `response.created` to " +
-          "`response.completed`, `response.incomplete` or `response.failed`."
+          "`response.completed`, `response.incomplete` or `response.failed`.",
+        bodyRules: completionWindowRules,
+        alsoRefused: [
+          {
+            param: ModelResponse.completionWindowHeader,
+            rule: "`background: true` with the header's window `asap` and no `metadata.completion_window`"
+          },
+          {
+            param: "input[*]",
+            rule: "an `input` item that is not a message of content parts the model takes (item references, other " +
+              "item types or roles, empty content, audio, files by id or URL, images for a text-only model)"
+          },
+          idempotencyKeyBytes
+        ]
       }
     )
   )
@@ -481,10 +596,12 @@ export class BoxServiceApi extends HttpApi.make("BoxService")
       "`{ error: { type, message, param, code } }`. A JSON body may nest arrays and objects at most " +
       `${Json.maxDepth} levels deep (deeper is a 400 naming the top-level field). Quotas per organization ` +
       "(boxes not terminated, background responses in flight, stored bytes) answer 429 `quota_exceeded_error` " +
-      "with the quota in `code`."
+      "with the quota in `code`. A JSON body may come without `Content-Type` (it is read as JSON), and members a " +
+      "body's schema does not name are ignored. Each operation's description names, after \"Also refused\", the " +
+      "rules it checks that its schemas cannot state, with the `param` of their 400."
   )
   .annotate(OpenApi.License, { name: "MIT", url: "https://opensource.org/license/mit" })
-  .annotate(OpenApi.Transform, withoutDecodeError)
+  .annotate(OpenApi.Transform, (document) => withStatedSchemas(withoutDecodeError(document)))
   .annotate(OpenApi.Servers, [
     { url: "http://127.0.0.1:8787", description: "the local box service (`boxkit serve`, default address)" }
   ]) {}

@@ -9,15 +9,45 @@
  */
 
 /**
- * What the OpenAPI document says of an operation, its body limit (default {@link defaultMaxBodyBytes}), and, for an
- * operation whose 200 may also be a stream of server-sent events, what the stream carries.
+ * A rule the service checks that JSON Schema cannot state (it depends on another part of the request, on what is
+ * stored, or on bytes rather than characters): `param` is the `param` of the 400 `invalid_request_error` that refuses
+ * it (`*` stands for any index or text), `rule` says it in words. The operation's description lists them after
+ * "Also refused".
+ */
+export interface StatedRefusal {
+  readonly param: string
+  readonly rule: string
+}
+
+/**
+ * What the OpenAPI document says of an operation, its body limit (default {@link defaultMaxBodyBytes}), for an
+ * operation whose 200 may also be a stream of server-sent events what the stream carries, the rules across fields of
+ * its JSON body that JSON Schema can state (`bodyRules`, added to the body schema's `allOf`; `bodyProperties`, merged
+ * into the named properties), and those it cannot (`alsoRefused`).
  */
 export interface OperationDocs {
   readonly summary: string
   readonly description: string
   readonly maxBodyBytes?: number
   readonly eventStream?: string
+  readonly bodyRules?: ReadonlyArray<Record<string, unknown>>
+  readonly bodyProperties?: Record<string, Record<string, unknown>>
+  readonly alsoRefused?: ReadonlyArray<StatedRefusal>
 }
+
+/** The description's "Also refused" sentence of an operation, empty when it has none. */
+export const alsoRefusedText = (refusals: ReadonlyArray<StatedRefusal> | undefined): string =>
+  refusals === undefined || refusals.length === 0
+    ? ""
+    : ` Also refused (400 \`invalid_request_error\`, \`param\` in brackets): ${
+      refusals.map((refusal) => `${refusal.rule} [\`${refusal.param}\`]`).join("; ")
+    }.`
+
+/**
+ * The largest integer JSON carries exactly (2^53 - 1): the service refuses an integer beyond ±this (a JSON parser
+ * would round it), and the document bounds every integer by it.
+ */
+export const largestExactInteger = Number.MAX_SAFE_INTEGER
 
 /** `Retry-After` on 429 and 503 answers (spec: Errors rules 1, 2). */
 const retryAfterHeader = {
@@ -39,7 +69,8 @@ const replayedHeader = {
  * What the schemas of an endpoint cannot say, added to its operation in the OpenAPI document: the headers of its
  * answers (`Retry-After`, `Idempotent-Replayed`) and a `text/event-stream` form of its 200.
  */
-export const answerHeaders = (idempotent: boolean, eventStream: string | undefined) => (operation: Record<string, any>) => {
+export const answerHeaders = (idempotent: boolean, docs: OperationDocs) => (operation: Record<string, any>) => {
+  const eventStream = docs.eventStream
   const responses: Record<string, any> = {}
   for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
     let headers = response.headers
@@ -47,11 +78,95 @@ export const answerHeaders = (idempotent: boolean, eventStream: string | undefin
     if (idempotent && Number(status) < 500) headers = { ...headers, ...replayedHeader }
     let content = response.content
     if (status === "200" && eventStream !== undefined) {
-      content = { ...content, "text/event-stream": { schema: { type: "string", description: eventStream } } }
+      content = {
+        ...content,
+        "text/event-stream": { schema: { type: "string", contentMediaType: "text/event-stream", description: eventStream } }
+      }
     }
     responses[status] = { ...response, ...(headers ? { headers } : {}), ...(content ? { content } : {}) }
   }
-  return { ...operation, responses }
+  return { ...operation, responses, ...withBodyRules(operation.requestBody, docs) }
+}
+
+/** The request body of an operation with the rules of `docs` added to its JSON schema. */
+const withBodyRules = (requestBody: Record<string, any> | undefined, docs: OperationDocs) => {
+  const json = requestBody?.content?.["application/json"]
+  if (json === undefined || (docs.bodyRules === undefined && docs.bodyProperties === undefined)) return {}
+  const schema: Record<string, any> = { ...json.schema }
+  if (docs.bodyProperties !== undefined) {
+    schema.properties = { ...schema.properties }
+    for (const [name, extra] of Object.entries(docs.bodyProperties)) {
+      schema.properties[name] = { ...schema.properties[name], ...extra }
+    }
+  }
+  if (docs.bodyRules !== undefined) schema.allOf = [...(schema.allOf ?? []), ...docs.bodyRules]
+  return {
+    requestBody: { ...requestBody, content: { ...requestBody!.content, "application/json": { ...json, schema } } }
+  }
+}
+
+/**
+ * A JSON schema with every `additionalProperties: false` removed, at any depth: request bodies accept members they
+ * do not name (docs/ASSUMPTIONS.md "The OpenAPI document").
+ */
+const openObjects = (schema: unknown): unknown => {
+  if (Array.isArray(schema)) return schema.map(openObjects)
+  if (schema === null || typeof schema !== "object") return schema
+  const result: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "additionalProperties" && value === false) continue
+    result[key] = openObjects(value)
+  }
+  return result
+}
+
+const integerReference = "#/components/schemas/Int"
+
+/**
+ * A JSON schema with each reference to the `Int` component replaced by an integer within ±(2^53 - 1), its own bounds
+ * (siblings of the reference) kept: written in place, since tools that resolve a reference by copying the target over
+ * its siblings (Prism) would otherwise lose a field's own bounds to the component's.
+ */
+const boundedIntegers = (schema: unknown): unknown => {
+  if (Array.isArray(schema)) return schema.map(boundedIntegers)
+  if (schema === null || typeof schema !== "object") return schema
+  const result: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(schema)) result[key] = boundedIntegers(value)
+  if (result.$ref !== integerReference) return result
+  const { $ref: _reference, ...siblings } = result
+  return { type: "integer", minimum: -largestExactInteger, maximum: largestExactInteger, ...siblings }
+}
+
+/**
+ * The document's schemas as the service checks them: request bodies open to unknown members, `JsonValue`'s object
+ * an open object (a generated client types it `Record<string, unknown>`, not `Record<string, never>`), and every
+ * integer within ±(2^53 - 1). Source: docs/ASSUMPTIONS.md "The OpenAPI document".
+ */
+export const withStatedSchemas = (document: Record<string, any>): Record<string, any> => {
+  const paths: Record<string, any> = {}
+  for (const [path, methods] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+    paths[path] = {}
+    for (const [method, operation] of Object.entries(methods)) {
+      const content = operation.requestBody?.content?.["application/json"]
+      paths[path][method] = content === undefined ? operation : {
+        ...operation,
+        requestBody: {
+          ...operation.requestBody,
+          content: { ...operation.requestBody.content, "application/json": openObjects(content) }
+        }
+      }
+    }
+  }
+  const { Int: _integer, ...schemas } = document.components.schemas
+  if (schemas.JsonValue !== undefined) {
+    schemas.JsonValue = {
+      ...schemas.JsonValue,
+      anyOf: schemas.JsonValue.anyOf.map((member: Record<string, unknown>) =>
+        member.type === "object" ? { type: "object", additionalProperties: true } : member
+      )
+    }
+  }
+  return boundedIntegers({ ...document, paths, components: { ...document.components, schemas } }) as Record<string, any>
 }
 
 /** `bytes` as the document writes a size: MiB, KiB or bytes. */

@@ -28,8 +28,22 @@ const node = (args: ReadonlyArray<string>, cwd: string) =>
 const program = `import createClient from "openapi-fetch"
 import type { paths } from "./schema.js"
 
+/** The 200 of POST /v1/responses in each of its forms: the JSON object and the event stream are separate types. */
+type Answers = paths["/v1/responses"]["post"]["responses"][200]["content"]
+type ModelResponse = Answers["application/json"]
+type EventStream = Answers["text/event-stream"]
+const streamIsNotTheObject: EventStream extends ModelResponse ? false : true = true
+
 export const run = async (origin: string) => {
-  const client = createClient<paths>({ baseUrl: origin, headers: { authorization: "Bearer sk_acme_org" } })
+  // A client of the JSON answers: the event-stream form of POST /v1/responses 200 is not in its types.
+  const client = createClient<paths, "application/json">({
+    baseUrl: origin,
+    headers: { authorization: "Bearer sk_acme_org" }
+  })
+  const streams = createClient<paths, "text/event-stream">({
+    baseUrl: origin,
+    headers: { authorization: "Bearer sk_acme_org" }
+  })
   const app = await client.POST("/v1/apps/find", { body: { name: "generated", mint_if_missing: true } })
   if (app.data === undefined) throw new Error("apps.find: " + JSON.stringify(app.error))
   const created = await client.POST("/v1/boxes", {
@@ -52,22 +66,30 @@ export const run = async (origin: string) => {
     headers: { "content-type": "text/plain" }
   })
   const missing = await client.GET("/v1/secrets/{name}", { params: { path: { name: "NO_SUCH_SECRET" } } })
-  const streamed = await client.POST("/v1/responses", {
+  const streamed = await streams.POST("/v1/responses", {
     body: { model: "boxkit-local", input: "stream me", stream: true },
     parseAs: "stream"
   })
-  const events = streamed.response.body === null ? "" : await new Response(streamed.response.body).text()
-  const foreground = await client.POST("/v1/responses", { body: { model: "boxkit-local", input: "hello" } })
-  // 200 is the JSON object, or the event stream when asked for: the types say both.
-  if (foreground.data === undefined || typeof foreground.data === "string") {
-    throw new Error("responses.create: " + JSON.stringify(foreground.error))
-  }
+  const stream: ReadableStream<Uint8Array> | null | undefined = streamed.data
+  const events = stream === undefined || stream === null ? "" : await new Response(stream).text()
+  // A JsonValue field takes any JSON object (open object in the document, not Record<string, never>).
+  const foreground = await client.POST("/v1/responses", {
+    body: { model: "boxkit-local", input: "hello", reasoning: { effort: "low" }, text: { format: { type: "text" } } }
+  })
+  if (foreground.data === undefined) throw new Error("responses.create: " + JSON.stringify(foreground.error))
+  // The JSON client's 200 is the Model response object only: no string (event stream) in the union.
+  const answer: ModelResponse = foreground.data
+  // @ts-expect-error the JSON client's answer is never the event stream's text
+  const text: EventStream = foreground.data
+  void text
   const read = await client.GET("/v1/responses/{response_id}", { params: { path: { response_id: foreground.data.id } } })
   const terminated = await client.POST("/v1/boxes/{box_id}/terminate", { params: { path: { box_id: boxId } } })
   return {
     status,
     clipboard: clipboard.response.status,
     missing: missing.error?.error.type,
+    streamIsNotTheObject,
+    object: answer.object,
     streamType: streamed.response.headers.get("content-type"),
     events,
     read: read.data?.status,
@@ -116,6 +138,8 @@ describe("a client generated with openapi-typescript and openapi-fetch", () => {
         clipboard: 200,
         missing: "not_found_error",
         read: "completed",
+        streamIsNotTheObject: true,
+        object: "response",
         terminated: "terminated"
       })
       expect(result.streamType).toMatch(/^text\/event-stream/)

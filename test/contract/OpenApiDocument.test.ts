@@ -3,8 +3,12 @@
  * requirement, a summary and its body limit; the clipboard takes text/plain or image/*; no JSON Schema `$id` is
  * repeated; the error envelope has `param` and `code` always, `billing_url` a URI on 402; `Retry-After`,
  * `Idempotent-Replayed` and the model response's event stream are declared; the name and key rules the service
- * enforces are in the schemas.
+ * enforces are in the schemas, request bodies take members they do not name, `JsonValue` is an open object, every
+ * integer is within ±(2^53 - 1), the rules across fields are stated in JSON Schema (size ranges, `no_network` with
+ * ingress ports, the completion window of a background request, a policy name's length after trimming) and the rest
+ * are named after "Also refused".
  */
+import { Ajv2020 } from "ajv/dist/2020.js"
 import { describe, expect, it } from "vitest"
 import { openApiDocument } from "../../src/Contract/Api.js"
 
@@ -115,5 +119,78 @@ describe("the OpenAPI document", () => {
     const value = new RegExp(body("/v1/secrets", "post").properties.value.pattern, "u")
     expect(["-----BEGIN-----\nAAAA\n", "\ttabbed"].every((text) => value.test(text))).toBe(true)
     expect(value.test("a\u0000b")).toBe(false)
+  })
+
+  const ajv = new Ajv2020({ strict: false })
+  const bodyOf = (path: string, method: string) => {
+    const validate = ajv.compile({
+      ...document.paths[path][method].requestBody.content["application/json"].schema,
+      components: document.components
+    })
+    return (value: unknown) => validate(value) as boolean
+  }
+
+  it("request bodies take members they do not name; JsonValue is an open object; integers stay within ±(2^53 - 1)", () => {
+    for (const { name, operation } of operations) {
+      expect(JSON.stringify(operation.requestBody ?? {}), name).not.toContain(`"additionalProperties":false`)
+    }
+    expect(document.components.schemas.JsonValue.anyOf).toContainEqual({ type: "object", additionalProperties: true })
+    expect(JSON.stringify(document)).not.toContain("#/components/schemas/Int")
+    const box = bodyOf("/v1/apps/find", "post")
+    expect([box({ name: "demo", unnamed: 1 }), box({ name: "demo", mint_if_missing: "yes" })]).toEqual([true, false])
+    const response = bodyOf("/v1/responses", "post")
+    const maxOutput = (value: number) => response({ model: "m", input: "x", max_output_tokens: value })
+    expect([maxOutput(Number.MAX_SAFE_INTEGER), maxOutput(2 ** 53)]).toEqual([true, false])
+  })
+
+  it("states the memory and disk range of each size, and no_network with ingress ports, in JSON Schema", () => {
+    const create = bodyOf("/v1/boxes", "post")
+    const box = (extra: Record<string, unknown>) =>
+      create({ name: "b", app_id: "app_1", image: { base: "debian" }, ...extra })
+    expect([
+      box({ size: "s", memory_limit_gib: 2 }),
+      box({ memory_limit_gib: 2 }),
+      box({ size: "m", memory_limit_gib: 128, state_disk_limit_gib: 512 }),
+      box({ size: "m", state_disk_limit_gib: 513 }),
+      box({ size: "l", memory_limit_gib: 256, state_disk_limit_gib: 1024 }),
+      box({ size: "l", memory_limit_gib: 8 })
+    ]).toEqual([true, false, true, false, true, false])
+    expect([
+      box({ egress_policy: { no_network: true }, ingress_ports: [{ guest_port: 80 }] }),
+      box({ egress_policy: { no_network: true }, ingress_ports: [] }),
+      box({ egress_policy: { no_network: false }, ingress_ports: [{ guest_port: 80 }] })
+    ]).toEqual([false, true, true])
+  })
+
+  it("states the completion window of a background request and a policy name's length after trimming", () => {
+    const response = bodyOf("/v1/responses", "post")
+    const window = (background: boolean, completion_window: string) =>
+      response({ model: "m", input: "x", background, metadata: { completion_window } })
+    expect([window(true, "asap"), window(false, "asap"), window(true, "flex"), window(true, "soon")]).toEqual([
+      false,
+      true,
+      true,
+      false
+    ])
+    for (const [path, method] of [["/v1/egress-policies", "post"], ["/v1/egress-policies/{policy_id}", "patch"]]) {
+      const body = bodyOf(path, method)
+      const name = (value: string) => body({ name: value, document: {} })
+      expect([name(`  ${"p".repeat(128)}\u3000`), name("p".repeat(129)), name("a b"), name("   ")]).toEqual([
+        true,
+        false,
+        true,
+        false
+      ])
+    }
+  })
+
+  it("names after \"Also refused\" the rules JSON Schema cannot state, with the param of their 400", () => {
+    const description = (path: string, method: string) => document.paths[path][method].description as string
+    expect(description("/v1/boxes", "post")).toMatch(/Also refused .*inline egress policy whose rules use secrets \[`egress_policy\.rules`\]/)
+    expect(description("/v1/boxes/{box_id}/exec/{exec_id}/resize", "post")).toContain("[`exec_request_id`]")
+    expect(description("/v1/responses", "post")).toContain("[`x-completion-window`]")
+    expect(description("/v1/responses", "post")).toContain("[`Idempotency-Key`]")
+    expect(description("/v1/egress-policies/{policy_id}", "patch")).toContain("invisible")
+    expect(description("/v1/apps/find", "post")).not.toContain("Also refused")
   })
 })
