@@ -103,4 +103,61 @@ describe("quotas per organization", () => {
       yield* C.awaitState((state) => organization(state, "org_acme").usage.background_responses === 0)
       expect((yield* background()).status).toBe(202)
     })))
+  it.effect("secrets, egress policies and apps: past each quota a new one is refused; replacing or finding is not", () =>
+    C.withService({ quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 1 << 30, secrets: 3, egressPolicies: 2, apps: 3 } })(
+      Effect.gen(function*() {
+        const held = organization(yield* C.state, "org_acme").usage
+        // The example seed may already hold some: fill each quota from there, sending the requests at once.
+        const secrets = yield* Effect.forEach(
+          Array.from({ length: 8 }, (_, index) => index),
+          (index) => C.post("/v1/secrets", { name: `QUOTA_${index}`, value: "v" }),
+          { concurrency: "unbounded" }
+        )
+        expect(secrets.filter((answer) => answer.status === 201)).toHaveLength(3 - held.secrets)
+        for (const answer of secrets.filter((answer) => answer.status !== 201)) expectQuota(answer, "secrets")
+        const kept = secrets.findIndex((answer) => answer.status === 201)
+        if (kept >= 0) expect((yield* C.post("/v1/secrets", { name: `QUOTA_${kept}`, value: "new" })).status).toBe(201)
+
+        const policies = yield* Effect.forEach(
+          Array.from({ length: 6 }, (_, index) => index),
+          (index) => C.post("/v1/egress-policies", { name: `p${index}`, document: {} }),
+          { concurrency: "unbounded" }
+        )
+        expect(policies.filter((answer) => answer.status === 201)).toHaveLength(2 - held.egress_policies)
+        for (const answer of policies.filter((answer) => answer.status !== 201)) expectQuota(answer, "egress_policies")
+
+        const apps = yield* Effect.forEach(
+          Array.from({ length: 8 }, (_, index) => index),
+          (index) => C.post("/v1/apps/find", { name: `quota-app-${index}`, mint_if_missing: true }),
+          { concurrency: "unbounded" }
+        )
+        const minted = apps.filter((answer) => answer.status === 200)
+        expect(minted).toHaveLength(3 - held.apps)
+        for (const answer of apps.filter((answer) => answer.status !== 200)) expectQuota(answer, "apps")
+        if (minted.length > 0) {
+          const again = yield* C.post("/v1/apps/find", { name: minted[0]!.json.name, mint_if_missing: true })
+          expect(again.json.id).toBe(minted[0]!.json.id)
+        }
+
+        const state = yield* C.state
+        expect(organization(state, "org_acme").usage).toMatchObject({ secrets: 3, egress_policies: 2, apps: 3 })
+        expect(state.quotas).toMatchObject({ secrets: 3, egress_policies: 2, apps: 3 })
+        // Another organization has its own quotas.
+        expect((yield* C.post("/v1/secrets", { name: "QUOTA_0", value: "v" }, "sk_ada_personal")).status).not.toBe(429)
+      })))
+
+  it.effect("stored bytes: 12 clipboard writes of 8 KiB at once with a quota of 64 KiB store at most 64 KiB", () =>
+    C.withService({ quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 64 * 1024 } })(Effect.gen(function*() {
+      const boxIds = yield* Effect.forEach(Array.from({ length: 12 }, (_, index) => index), (index) =>
+        C.runningBox({ name: `clip${index}` }))
+      const answers = yield* Effect.forEach(boxIds, (boxId) =>
+        C.request(`/v1/boxes/${boxId}/clipboard`, {
+          method: "PUT",
+          headers: C.auth("sk_acme_org", { "content-type": "text/plain" }),
+          body: "x".repeat(8 * 1024)
+        }), { concurrency: "unbounded" })
+      expect(answers.filter((answer) => answer.status === 200)).toHaveLength(8)
+      for (const answer of answers.filter((answer) => answer.status !== 200)) expectQuota(answer, "stored_bytes")
+      expect(organization(yield* C.state, "org_acme").usage.stored_bytes).toBe(64 * 1024)
+    })))
 })
