@@ -1,9 +1,10 @@
 /**
  * What the OpenAPI document says of each operation beyond its schemas: its summary, description and body limit, the
  * headers of its answers (`Retry-After`, `Idempotent-Replayed`), the event-stream form of an answer, and the document
- * without the decode error no serving path sends. Used by the contract (Api.ts) through `OpenApi` annotations.
+ * without the decode error no serving path sends, and the rules of request bodies the domain schemas' own JSON Schema
+ * does not carry. Used by the contract (Api.ts) through `OpenApi` annotations.
  *
- * Source: spec "Errors" rules 1-3; issue 12 (the OpenAPI document); docs/ASSUMPTIONS.md "The OpenAPI document".
+ * Source: spec "Errors" rules 1-3; docs/ASSUMPTIONS.md "The OpenAPI document".
  *
  * @since 0.1.0
  */
@@ -12,7 +13,10 @@
  * A rule the service checks that JSON Schema cannot state (it depends on another part of the request, on what is
  * stored, or on bytes rather than characters): `param` is the `param` of the 400 `invalid_request_error` that refuses
  * it (`*` stands for any index or text), `rule` says it in words. The operation's description lists them after
- * "Also refused".
+ * "Also refused". Source: docs/ASSUMPTIONS.md "The OpenAPI document".
+ *
+ * @since 0.1.0
+ * @category OpenAPI
  */
 export interface StatedRefusal {
   readonly param: string
@@ -24,6 +28,9 @@ export interface StatedRefusal {
  * operation whose 200 may also be a stream of server-sent events what the stream carries, the rules across fields of
  * its JSON body that JSON Schema can state (`bodyRules`, added to the body schema's `allOf`; `bodyProperties`, merged
  * into the named properties), and those it cannot (`alsoRefused`).
+ *
+ * @since 0.1.0
+ * @category OpenAPI
  */
 export interface OperationDocs {
   readonly summary: string
@@ -35,7 +42,13 @@ export interface OperationDocs {
   readonly alsoRefused?: ReadonlyArray<StatedRefusal>
 }
 
-/** The description's "Also refused" sentence of an operation, empty when it has none. */
+/**
+ * The description's "Also refused" sentence of an operation: each rule in words with its `param` in backticks and
+ * brackets, the form the contract test reads back; empty when the operation has none.
+ *
+ * @since 0.1.0
+ * @category OpenAPI
+ */
 export const alsoRefusedText = (refusals: ReadonlyArray<StatedRefusal> | undefined): string =>
   refusals === undefined || refusals.length === 0
     ? ""
@@ -45,7 +58,10 @@ export const alsoRefusedText = (refusals: ReadonlyArray<StatedRefusal> | undefin
 
 /**
  * The largest integer JSON carries exactly (2^53 - 1): the service refuses an integer beyond ±this (a JSON parser
- * would round it), and the document bounds every integer by it.
+ * would round it), and the document bounds every integer by it. Source: docs/ASSUMPTIONS.md "The OpenAPI document".
+ *
+ * @since 0.1.0
+ * @category OpenAPI
  */
 export const largestExactInteger = Number.MAX_SAFE_INTEGER
 
@@ -67,7 +83,11 @@ const replayedHeader = {
 
 /**
  * What the schemas of an endpoint cannot say, added to its operation in the OpenAPI document: the headers of its
- * answers (`Retry-After`, `Idempotent-Replayed`) and a `text/event-stream` form of its 200.
+ * answers (`Retry-After`, `Idempotent-Replayed`), a `text/event-stream` form of its 200, and the rules of `docs`
+ * across the fields of its JSON body (`bodyRules`, `bodyProperties`).
+ *
+ * @since 0.1.0
+ * @category OpenAPI
  */
 export const answerHeaders = (idempotent: boolean, docs: OperationDocs) => (operation: Record<string, any>) => {
   const eventStream = docs.eventStream
@@ -141,6 +161,9 @@ const boundedIntegers = (schema: unknown): unknown => {
  * The document's schemas as the service checks them: request bodies open to unknown members, `JsonValue`'s object
  * an open object (a generated client types it `Record<string, unknown>`, not `Record<string, never>`), and every
  * integer within ±(2^53 - 1). Source: docs/ASSUMPTIONS.md "The OpenAPI document".
+ *
+ * @since 0.1.0
+ * @category OpenAPI
  */
 export const withStatedSchemas = (document: Record<string, any>): Record<string, any> => {
   const paths: Record<string, any> = {}
@@ -169,7 +192,12 @@ export const withStatedSchemas = (document: Record<string, any>): Record<string,
   return boundedIntegers({ ...document, paths, components: { ...document.components, schemas } }) as Record<string, any>
 }
 
-/** `bytes` as the document writes a size: MiB, KiB or bytes. */
+/**
+ * `bytes` as the document writes a size: MiB, KiB or bytes.
+ *
+ * @since 0.1.0
+ * @category OpenAPI
+ */
 export const byteSize = (bytes: number) =>
   bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`
 
@@ -177,6 +205,9 @@ export const byteSize = (bytes: number) =>
  * The document without `HttpApiDecodeError`, which `HttpApi.make` adds to every contract at 400 but this service never
  * sends: both serving paths answer a decode failure with the `invalid_request_error` envelope naming the field
  * (ErrorResponse.ts), which every 400 already lists.
+ *
+ * @since 0.1.0
+ * @category OpenAPI
  */
 export const withoutDecodeError = (document: Record<string, any>): Record<string, any> => {
   const reference = "#/components/schemas/HttpApiDecodeError"

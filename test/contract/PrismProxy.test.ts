@@ -3,7 +3,8 @@
  * proxy (`prism proxy … --errors`, the pinned dev dependency). The demo and a broad set of good requests go through
  * it with no violation of the document, by a request or by an answer of the service (Prism answers 422 or 500 and
  * the header `sl-violations` when there is one); the bad requests the service answers 400 (checked directly) are
- * refused by Prism from the document alone (422, or 415 for a media type).
+ * refused by Prism from the document alone (422, or 415 for a media type), rules across fields (`if`/`then`, `not`)
+ * and integer bounds included.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
@@ -199,6 +200,28 @@ describe("the service behind Prism's validating proxy", () => {
           body: { model: "m", input: "x", metadata: { supercached_input_tokens: "1" } }
         }],
         ["background and stream", "POST", "/v1/responses", { body: { model: "m", input: "x", background: true, stream: true } }],
+        ["memory out of the size's range", "POST", "/v1/boxes", {
+          body: { name: "x", app_id: app.json.id, image: { base: "debian" }, size: "s", memory_limit_gib: 65 }
+        }],
+        ["no_network with ingress ports", "POST", "/v1/boxes", {
+          body: {
+            name: "x",
+            app_id: app.json.id,
+            image: { base: "debian" },
+            egress_policy: { no_network: true },
+            ingress_ports: [{ guest_port: 8080 }]
+          }
+        }],
+        ["asap window on a background request", "POST", "/v1/responses", {
+          body: { model: "m", input: "x", background: true, metadata: { completion_window: "asap" } }
+        }],
+        ["policy name over 128 characters after trimming", "PATCH", `/v1/egress-policies/${policy.json.id}`, {
+          body: { name: ` ${"p".repeat(129)} ` }
+        }],
+        ["an integer past 2^53 - 1", "POST", "/v1/responses", {
+          raw: '{"model":"m","input":"x","max_output_tokens":9007199254740993}',
+          headers: { authorization: "Bearer sk_acme_org", "content-type": "application/json" }
+        }],
         ["model missing", "POST", "/v1/responses", { body: { input: "x" } }],
         ["Idempotency-Key of 300 characters", "POST", `/v1/boxes/${boxId}/upgrade`, {
           headers: { authorization: "Bearer sk_acme_org", "idempotency-key": "k".repeat(300) }
