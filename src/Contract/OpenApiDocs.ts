@@ -142,6 +142,10 @@ const openObjects = (schema: unknown): unknown => {
 
 const integerReference = "#/components/schemas/Int"
 
+/** What every JSON request body's description says of its media type and of members its schema does not name. */
+const jsonBodyDescription = "A JSON object, sent with `Content-Type: application/json` or without a `Content-Type` " +
+  "(read as JSON either way); members the schema does not name are ignored."
+
 /**
  * A JSON schema with each reference to the `Int` component replaced by an integer within ±(2^53 - 1), its own bounds
  * (siblings of the reference) kept: written in place, since tools that resolve a reference by copying the target over
@@ -175,6 +179,7 @@ export const withStatedSchemas = (document: Record<string, any>): Record<string,
         ...operation,
         requestBody: {
           ...operation.requestBody,
+          description: jsonBodyDescription,
           content: { ...operation.requestBody.content, "application/json": openObjects(content) }
         }
       }

@@ -133,6 +133,9 @@ describe("the OpenAPI document", () => {
   it("request bodies take members they do not name; JsonValue is an open object; integers stay within ±(2^53 - 1)", () => {
     for (const { name, operation } of operations) {
       expect(JSON.stringify(operation.requestBody ?? {}), name).not.toContain(`"additionalProperties":false`)
+      if (operation.requestBody?.content["application/json"] !== undefined) {
+        expect(operation.requestBody.description, name).toMatch(/without a `Content-Type`.*members the schema does not name are ignored/)
+      }
     }
     expect(document.components.schemas.JsonValue.anyOf).toContainEqual({ type: "object", additionalProperties: true })
     expect(JSON.stringify(document)).not.toContain("#/components/schemas/Int")
