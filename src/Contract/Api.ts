@@ -33,6 +33,7 @@ import {
   answerHeaders,
   byteSize,
   type OperationDocs,
+  secretMentionReference,
   withoutDecodeError,
   withStatedSchemas
 } from "./OpenApiDocs.js"
@@ -182,6 +183,16 @@ const noNetworkWithIngressRule = {
     properties: {
       egress_policy: { type: "object", required: ["no_network"], properties: { no_network: { const: true } } },
       ingress_ports: { minItems: 1 }
+    }
+  }
+}
+
+/** An inline egress policy's `rules` use no secrets (spec: create box, egress_policy; `EgressPolicy.usesSecrets`). */
+const inlinePolicyWithoutSecretsRule = {
+  not: {
+    required: ["egress_policy"],
+    properties: {
+      egress_policy: { type: "object", required: ["rules"], properties: { rules: { $ref: secretMentionReference } } }
     }
   }
 }
@@ -338,13 +349,12 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
           "Creates a box from an image of the app; answers its id and first status at once (poll the box for " +
           "`running`). Honours `Idempotency-Key`.",
         maxBodyBytes: 128 * 1024,
-        bodyRules: [...sizeRangeRules, noNetworkWithIngressRule],
+        bodyRules: [...sizeRangeRules, noNetworkWithIngressRule, inlinePolicyWithoutSecretsRule],
         alsoRefused: [
           wellFormedName,
           { param: "ingress_ports", rule: "`ingress_ports` with a saved egress policy that sets `no_network: true`" },
           { param: "ingress_ports", rule: "`ingress_ports` on an image without persistence" },
           { param: "ingress_ports[*].guest_port", rule: "a `guest_port` listed twice" },
-          { param: "egress_policy.rules", rule: "an inline egress policy whose rules use secrets" },
           idempotencyKeyBytes
         ]
       }

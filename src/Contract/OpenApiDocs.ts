@@ -142,6 +142,34 @@ const openObjects = (schema: unknown): unknown => {
 
 const integerReference = "#/components/schemas/Int"
 
+/**
+ * The reference to {@link secretMention}, for rules that refuse a value using secrets (an inline egress policy's
+ * `rules` at box creation).
+ *
+ * @since 0.1.0
+ * @category OpenAPI
+ */
+export const secretMentionReference = "#/components/schemas/SecretMention"
+
+/**
+ * A JSON value with a member named `secret` or `secrets` at any depth, as JSON Schema says it (a member that
+ * mentions one: `not` every member free of them). The rule `EgressPolicy.usesSecrets` checks; docs/ASSUMPTIONS.md.
+ *
+ * @since 0.1.0
+ * @category OpenAPI
+ */
+export const secretMention = {
+  description: "A JSON value with a member named `secret` or `secrets` at any depth (a value that uses secrets).",
+  anyOf: [
+    {
+      type: "object",
+      anyOf: [{ required: ["secret"], properties: { secret: {} } }, { required: ["secrets"], properties: { secrets: {} } }]
+    },
+    { type: "object", not: { additionalProperties: { not: { $ref: secretMentionReference } } } },
+    { type: "array", items: {}, contains: { $ref: secretMentionReference } }
+  ]
+}
+
 /** What every JSON request body's description says of its media type and of members its schema does not name. */
 const jsonBodyDescription = "A JSON object, sent with `Content-Type: application/json` or without a `Content-Type` " +
   "(read as JSON either way); members the schema does not name are ignored."
@@ -186,6 +214,7 @@ export const withStatedSchemas = (document: Record<string, any>): Record<string,
     }
   }
   const { Int: _integer, ...schemas } = document.components.schemas
+  schemas.SecretMention = secretMention
   if (schemas.JsonValue !== undefined) {
     schemas.JsonValue = {
       ...schemas.JsonValue,

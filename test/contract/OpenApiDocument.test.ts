@@ -146,7 +146,7 @@ describe("the OpenAPI document", () => {
     expect([maxOutput(Number.MAX_SAFE_INTEGER), maxOutput(2 ** 53)]).toEqual([true, false])
   })
 
-  it("states the memory and disk range of each size, and no_network with ingress ports, in JSON Schema", () => {
+  it("states the memory and disk range of each size, no_network with ingress ports and inline secrets in JSON Schema", () => {
     const create = bodyOf("/v1/boxes", "post")
     const box = (extra: Record<string, unknown>) =>
       create({ name: "b", app_id: "app_1", image: { base: "debian" }, ...extra })
@@ -163,6 +163,14 @@ describe("the OpenAPI document", () => {
       box({ egress_policy: { no_network: true }, ingress_ports: [] }),
       box({ egress_policy: { no_network: false }, ingress_ports: [{ guest_port: 80 }] })
     ]).toEqual([false, true, true])
+    const secrets = (rules: unknown) => box({ egress_policy: { rules } })
+    expect([
+      secrets([{ host: "api.github.com", secret: "TOKEN" }]),
+      secrets({ deep: [{ deeper: { secrets: ["A"] } }] }),
+      secrets(JSON.parse('[{"__proto__": {"secret": "A"}}]')),
+      secrets([{ host: "api.github.com" }]),
+      box({ egress_policy: { allowlist: ["secret.example.com"], secret: "not in rules" } })
+    ]).toEqual([false, false, false, true, true])
   })
 
   it("states the completion window of a background request and a policy name's length after trimming", () => {
@@ -189,7 +197,7 @@ describe("the OpenAPI document", () => {
 
   it("names after \"Also refused\" the rules JSON Schema cannot state, with the param of their 400", () => {
     const description = (path: string, method: string) => document.paths[path][method].description as string
-    expect(description("/v1/boxes", "post")).toMatch(/Also refused .*inline egress policy whose rules use secrets \[`egress_policy\.rules`\]/)
+    expect(description("/v1/boxes", "post")).toMatch(/Also refused .*a `guest_port` listed twice \[`ingress_ports\[\*\]\.guest_port`\]/)
     expect(description("/v1/boxes/{box_id}/exec/{exec_id}/resize", "post")).toContain("[`exec_request_id`]")
     expect(description("/v1/responses", "post")).toContain("[`x-completion-window`]")
     expect(description("/v1/responses", "post")).toContain("[`Idempotency-Key`]")

@@ -3,8 +3,8 @@
  * proxy (`prism proxy … --errors`, the pinned dev dependency). The demo and a broad set of good requests go through
  * it with no violation of the document, by a request or by an answer of the service (Prism answers 422 or 500 and
  * the header `sl-violations` when there is one); the bad requests the service answers 400 (checked directly) are
- * refused by Prism from the document alone (422, or 415 for a media type), rules across fields (`if`/`then`, `not`)
- * and integer bounds included.
+ * refused by Prism from the document alone (422, or 415 for a media type), rules across fields (`if`/`then`, `not`,
+ * a recursive schema for secrets in an inline policy) and integer bounds included.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
@@ -210,6 +210,14 @@ describe("the service behind Prism's validating proxy", () => {
             image: { base: "debian" },
             egress_policy: { no_network: true },
             ingress_ports: [{ guest_port: 8080 }]
+          }
+        }],
+        ["inline policy using a secret", "POST", "/v1/boxes", {
+          body: {
+            name: "x",
+            app_id: app.json.id,
+            image: { base: "debian" },
+            egress_policy: { rules: [{ host: "api.github.com", secret: "GITHUB_TOKEN" }] }
           }
         }],
         ["asap window on a background request", "POST", "/v1/responses", {
