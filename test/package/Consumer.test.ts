@@ -80,10 +80,14 @@ beforeAll(async () => {
   symlinkSync(join(checkout, "node_modules"), join(source, "node_modules"), "dir")
   const packed = JSON.parse(await runOk("npm", ["pack", "--json", "--pack-destination", work], { cwd: source }))[0]
   tarball = { ...packed, filename: join(work, packed.filename) }
+  // The README's project is prepared while the consumer's tests run (its installs wait on npm, not on this worker).
+  readmePrepared = prepareReadme()
+  readmePrepared.catch(() => undefined)
 }, 300_000)
 
 // Two projects with their node_modules (about 200 MB) to remove: longer than a hook's default 30 s on a busy machine.
 afterAll(async () => {
+  await (await readmePrepared?.catch(() => undefined))?.service.stop()
   if (work !== "") {
     await run("chmod", ["-R", "u+w", work], { cwd: tmpdir() })
     await rm(work, { recursive: true, force: true })
@@ -267,6 +271,62 @@ describe("the installed package", { timeout: 240_000 }, () => {
   })
 })
 
+/** The README and its blocks (scripts/readme-blocks.ts). */
+const readme = readFileSync(join(checkout, "README.md"), "utf8")
+const { blocks, problems } = ReadmeBlocks.parse(readme)
+
+type ProcessResult = { status: number | null; stdout: string; stderr: string }
+
+/** The README's project: installed, its blocks written and type-checked, a `boxkit serve` for them to use. */
+interface ReadmeProject {
+  readonly project: string
+  readonly compiled: ProcessResult
+  readonly service: Readme.Started
+  readonly environment: NodeJS.ProcessEnv
+  /** Figures for the time budget of npm test. */
+  readonly millis: { install: number; typeCheck: number }
+}
+
+let readmePrepared: Promise<ReadmeProject> | undefined
+
+/**
+ * A fresh project with the README's own install lines (the package's name replaced by the tarball), its blocks,
+ * one strict compiler run over its TypeScript blocks, and a `boxkit serve` of the installed package.
+ */
+const prepareReadme = async (): Promise<ReadmeProject> => {
+  const started = Date.now()
+  const readmeProject = join(work, "readme")
+  mkdirSync(readmeProject)
+  writeFileSync(join(readmeProject, "package.json"), JSON.stringify({ name: "readme", private: true, type: "module" }))
+  for (const args of Readme.installCommands(blocks, tarball.filename)) {
+    await runOk("npm", [...args, ...Readme.npmInstallFlags], { cwd: readmeProject })
+  }
+  // The environment of the project, not the README's business: the Node types (TypeScript is the checkout's).
+  await runOk("npm", ["install", ...Readme.npmInstallFlags, "--no-save", `@types/node@${checkoutPackage.devDependencies["@types/node"]}`], { cwd: readmeProject })
+  ReadmeBlocks.writeBlocks(blocks, readmeProject)
+  writeFileSync(join(readmeProject, "tsconfig.json"), JSON.stringify(Readme.strictTsconfig, null, 2))
+  const tsc = join(checkout, "node_modules", "typescript", "bin", "tsc")
+  const millis = { install: Date.now() - started, typeCheck: 0 }
+  const [compiled, service] = await Promise.all([
+    run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: readmeProject }).finally(() => {
+      millis.typeCheck = Date.now() - started - millis.install
+    }),
+    Readme.startUntil(join(readmeProject, "node_modules", ".bin", "boxkit"), ["serve", "--port", "0"], {
+      cwd: readmeProject,
+      until: /listening on (http:\/\/\S+\/v1)/,
+      timeoutMillis: 60_000
+    })
+  ])
+  // A user's shell: the README's variables, and none of the variables vitest sets for its own workers.
+  const testRunnerVariables = Object.keys(process.env).filter((key) => key.startsWith("VITEST") || key === "TEST" || key === "NODE_ENV")
+  const environment = {
+    ...Object.fromEntries(testRunnerVariables.map((key) => [key, undefined])),
+    BOX_API_KEY: "sk_acme_org",
+    BOX_BASE_URL: service.matched[1]
+  }
+  return { project: readmeProject, compiled, service, environment, millis }
+}
+
 /**
  * The README as a user follows it: every fenced block is marked with how it is checked (scripts/readme-blocks.ts);
  * a fresh project gets the README's own install lines (the package's name replaced by the tarball), every
@@ -274,47 +334,19 @@ describe("the installed package", { timeout: 240_000 }, () => {
  * commands and the seed are run against a `boxkit serve` of the installed package, with the README's variables.
  */
 describe("the README", { timeout: 240_000 }, () => {
-  const readme = readFileSync(join(checkout, "README.md"), "utf8")
-  const { blocks, problems } = ReadmeBlocks.parse(readme)
   let readmeProject = ""
-  let service: Readme.Started | undefined
   let environment: NodeJS.ProcessEnv = {}
-  let compiled: { status: number | null; stdout: string; stderr: string } | undefined
+  let compiled: ProcessResult | undefined
+  let millis = { install: 0, typeCheck: 0 }
 
   beforeAll(async () => {
-    readmeProject = join(work, "readme")
-    mkdirSync(readmeProject)
-    writeFileSync(join(readmeProject, "package.json"), JSON.stringify({ name: "readme", private: true, type: "module" }))
-    for (const args of Readme.installCommands(blocks, tarball.filename)) {
-      await runOk("npm", [...args, ...Readme.npmInstallFlags], { cwd: readmeProject })
-    }
-    // The environment of the project, not the README's business: the Node types (TypeScript is the checkout's).
-    await runOk("npm", ["install", ...Readme.npmInstallFlags, "--no-save", `@types/node@${checkoutPackage.devDependencies["@types/node"]}`], { cwd: readmeProject })
-    ReadmeBlocks.writeBlocks(blocks, readmeProject)
-    writeFileSync(join(readmeProject, "tsconfig.json"), JSON.stringify(Readme.strictTsconfig, null, 2))
-    const tsc = join(checkout, "node_modules", "typescript", "bin", "tsc")
-    const [typeChecked, served] = await Promise.all([
-      run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: readmeProject }),
-      Readme.startUntil(join(readmeProject, "node_modules", ".bin", "boxkit"), ["serve", "--port", "0"], {
-        cwd: readmeProject,
-        until: /listening on (http:\/\/\S+\/v1)/,
-        timeoutMillis: 60_000
-      })
-    ])
-    compiled = typeChecked
-    service = served
-    // A user's shell: the README's variables, and none of the variables vitest sets for its own workers.
-    const testRunnerVariables = Object.keys(process.env).filter((key) => key.startsWith("VITEST") || key === "TEST" || key === "NODE_ENV")
-    environment = {
-      ...Object.fromEntries(testRunnerVariables.map((key) => [key, undefined])),
-      BOX_API_KEY: "sk_acme_org",
-      BOX_BASE_URL: served.matched[1]
-    }
+    if (readmePrepared === undefined) throw new Error("the package was not packed")
+    const prepared = await readmePrepared
+    readmeProject = prepared.project
+    environment = prepared.environment
+    compiled = prepared.compiled
+    millis = prepared.millis
   }, 300_000)
-
-  afterAll(async () => {
-    await service?.stop()
-  }, 60_000)
 
   it("marks every block with how it is checked, and checks blocks of every kind", () => {
     expect(problems).toEqual([])
@@ -332,9 +364,12 @@ describe("the README", { timeout: 240_000 }, () => {
   it("type-checks every TypeScript block (strict, exactOptionalPropertyTypes, NodeNext, skipLibCheck false)", () => {
     expect(compiled?.stdout.split("\n").filter((line) => line.includes("error TS"))).toEqual([])
     expect(compiled?.status).toBe(0)
+    const typeScript = blocks.filter((block) => block.file !== undefined && /\.[cm]?ts$/.test(block.file)).length
+    console.log(`README: install lines in ${millis.install} ms; ${typeScript} TypeScript blocks type-checked in ${millis.typeCheck} ms`)
   })
 
   it("runs every program, daemon, test file, command and seed of the README", async () => {
+    const started = Date.now()
     const failures = await Promise.all(blocks.map(async (block): Promise<ReadonlyArray<string>> => {
       const name = `line ${block.line} (${block.check}${block.file === undefined ? "" : ` ${block.file}`})`
       const outcome = await checkBlock(block)
@@ -345,6 +380,7 @@ describe("the README", { timeout: 240_000 }, () => {
       return outcome.problems.map((problem) => `${name}: ${problem}`)
     }))
     expect(failures.flat()).toEqual([])
+    console.log(`README: ${blocks.length} blocks checked (at once) in ${Date.now() - started} ms`)
   })
 
   /** Runs one block as its marker says; install, output and illustration blocks have nothing more to run. */
