@@ -2,7 +2,7 @@
  * Schema errors as a person reads them: a short list of `path: expected …, got …`, one line per problem, from
  * Effect's `ParseResult.ArrayFormatter`. Used for seed files (`Seed.decode`) and the command line's failures.
  *
- * Source: issue 18 (errors a person can act on).
+ * Source: docs/ASSUMPTIONS.md "Errors on the command line and in logs" (errors a person can act on).
  *
  * @since 0.1.0
  */

@@ -4,7 +4,7 @@
  * was wrong; 1: anything else failed). No stack unless `--verbose` (or `BOXKIT_DEBUG=1`), which adds the cause chain
  * with its stack.
  *
- * Source: issue 18 (errors a person can act on); exit codes: README "The local box service".
+ * Source: docs/ASSUMPTIONS.md "Errors on the command line and in logs"; exit codes: README "The local box service".
  *
  * @since 0.1.0
  */

@@ -23,7 +23,7 @@
  * Client-side middleware of the contract is not run (the contract's only middleware is bearer security, whose header
  * the caller adds).
  *
- * Source: issue 6 (client overhead); `@effect/platform` 0.97 `HttpApiClient` (the behaviour reproduced).
+ * Source: BENCHMARKS.md section 2 (client overhead); `@effect/platform` 0.97 `HttpApiClient` (the behaviour reproduced).
  *
  * @since 0.1.0
  */

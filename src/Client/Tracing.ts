@@ -6,7 +6,7 @@
  * costs about as much CPU as the HTTP exchange itself (docs/decisions/0002-what-the-fast-paths-save.md). Set {@link currentMode} to `"always"` to
  * make them anyway (e.g. for `Cause.pretty` to name the operation), or `"never"` to drop them under any tracer.
  *
- * Source: issue 6 (client overhead: "per-call spans ... the tracer can be made cheap or configurable").
+ * Source: BENCHMARKS.md section 2 (client overhead: per-call spans, cheap or configurable).
  *
  * @since 0.1.0
  */

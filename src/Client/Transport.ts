@@ -12,7 +12,7 @@
  * default headers (`BoxkitOptions.headers`), and goes through `BoxkitOptions.transformClient` when one is set; the
  * error a call ends with carries its context (operation, method, path, attempts: `ApiError.CallContext`).
  *
- * Cost per call (issue 6): one timer per attempt (in the HTTP client when it is the toolkit's own and the clock is
+ * Cost per call: one timer per attempt (in the HTTP client when it is the toolkit's own and the clock is
  * live, else a racing fiber), the retry Schedule set up only after a failure, settings merged only when overridden,
  * span attributes only when there is an operation span (Tracing.ts).
  *

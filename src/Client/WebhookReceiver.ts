@@ -132,7 +132,7 @@ export interface ServeOptions {
   /**
    * One `http.server` span per webhook request, as `HttpServer.serve` makes by default (default false: no request
    * span, which costs a fifth to a third of a small request's time; the handler's own spans are unaffected).
-   * Source: issue 6 (spans configurable and off on hot paths by default).
+   * Source: docs/ASSUMPTIONS.md "Client" (spans configurable and off on hot paths by default).
    */
   readonly requestSpans?: boolean | undefined
 }

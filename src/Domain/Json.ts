@@ -2,7 +2,7 @@
  * Schemas of free-form JSON: a field the API passes through or leaves open (model response items, policy rules,
  * extra envelope fields), and the empty object some operations answer.
  *
- * Source: spec "Model responses" (open objects), "Egress policies" (documents); issue 12 (the OpenAPI document).
+ * Source: spec "Model responses" (open objects), "Egress policies" (documents); docs/ASSUMPTIONS.md "The OpenAPI document".
  *
  * @since 0.1.0
  */
@@ -175,7 +175,7 @@ export const DateTimeString = Schema.String.annotations({
 })
 
 /**
- * The deepest nesting of arrays and objects a request body may have (issue 17; docs/ASSUMPTIONS.md "Request body
+ * The deepest nesting of arrays and objects a request body may have (docs/ASSUMPTIONS.md "Request body
  * limits"): deeper JSON is a 400 naming the top-level field it is in, before it is parsed or decoded.
  */
 export const maxDepth = 64

@@ -206,7 +206,7 @@ export const InputItem = KeepingProtoMember(
 const Nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Schema.NullOr(schema))
 
 /**
- * The size limits of a create-response request, where the spec is silent (issue 17; docs/ASSUMPTIONS.md "Model
+ * The size limits of a create-response request, where the spec is silent (docs/ASSUMPTIONS.md "Model
  * responses"): `metadata` as the hosted Responses API limits it (at most 16 pairs, keys of at most 64 characters,
  * values of at most 512), `model`, `user` and `prompt_cache_key` at most 256 characters, at most 128 `tools`, and an
  * `input` of at most 8 MiB as JSON text (a string: its characters). Each is a 400 naming the field.

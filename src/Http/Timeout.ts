@@ -7,7 +7,7 @@
  * finalizers run: an HTTP request is aborted) and awaited, then `onTimeout()` is the failure. Interrupting the caller
  * interrupts the effect. Fiber-ref changes made by the effect are not carried back to the caller.
  *
- * Source: issue 6 (client overhead: "per-attempt `Effect.timeoutFail` (each starts a race)").
+ * Source: BENCHMARKS.md section 2 (client overhead: a per-attempt `Effect.timeoutFail` starts a race).
  *
  * @since 0.1.0
  */

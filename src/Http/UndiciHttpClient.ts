@@ -30,7 +30,7 @@
  * pipelining; undici itself is imported when the first request is sent, so a program that never sends one, e.g.
  * `boxkit serve` until its first webhook, starts without it) or any undici `Dispatcher` given as {@link Dispatcher}.
  *
- * Source: issue 6 (client overhead); behaviour of `@effect/platform-node` 0.108 `NodeHttpClient.makeUndici`.
+ * Source: BENCHMARKS.md section 2 (client overhead); behaviour of `@effect/platform-node` 0.108 `NodeHttpClient.makeUndici`.
  *
  * @since 0.1.0
  */

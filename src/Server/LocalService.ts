@@ -246,7 +246,7 @@ export interface ListenOptions {
  * The Node HTTP server of the local service, answering malformed HTTP with the envelope, and 503 with `Retry-After`
  * until a serving path attaches its handler (StartingAnswer.ts). A client has
  * `requestTimeout` to send a request's headers and body (its headers within 10 s at most), checked every second: a
- * slow client cannot hold an organization's in-flight cap or a drain (issue 17).
+ * slow client cannot hold an organization's in-flight cap or a drain.
  */
 const makeNodeServer = (settings: Partial<LocalServiceSettings> = {}) => () => {
   const requestTimeout = Duration.toMillis(settings.requestTimeout ?? defaults.requestTimeout)

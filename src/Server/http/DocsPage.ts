@@ -5,7 +5,7 @@
  * `/openapi.json`. Rendered on the first request, then kept: the module with Swagger UI (about 2 MB) is loaded only
  * then.
  *
- * Source: issue 16; docs/ASSUMPTIONS.md "Local service".
+ * Source: docs/ASSUMPTIONS.md "Local service".
  *
  * @since 0.1.0
  */

@@ -5,7 +5,7 @@
  * idempotency keys, the webhook deliveries with their attempts, the audit log and the injected faults. Every value is
  * written as text (`textContent`), never as HTML: box names and keys come from clients.
  *
- * Source: issue 16; docs/ASSUMPTIONS.md "Local service".
+ * Source: docs/ASSUMPTIONS.md "Local service".
  *
  * @since 0.1.0
  */

@@ -1,5 +1,5 @@
 /**
- * Who may use the `/_local` routes: what a web page in the developer's browser must never reach (issue 17). A
+ * Who may use the `/_local` routes: what a web page in the developer's browser must never reach. A
  * request is refused unless
  *
  * - it comes from a loopback address (unless `exposeLocalRoutes`),

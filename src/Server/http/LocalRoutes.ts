@@ -6,7 +6,7 @@
  * They answer only on the loopback interface unless `exposeLocalRoutes` is set, and never to another site's page
  * (LocalRouteGuard.ts).
  *
- * Source: docs/ASSUMPTIONS.md "Local service"; issue 16 (the inspection page).
+ * Source: docs/ASSUMPTIONS.md "Local service" (the inspection page).
  *
  * @since 0.1.0
  */

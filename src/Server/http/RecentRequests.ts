@@ -4,7 +4,7 @@
  * key) and whether the answer was a replay, newest first, at most {@link capacity}. Recorded from the Node server's
  * own `request` events, so both serving paths record the same way.
  *
- * Source: issue 16 (the inspection page); docs/ASSUMPTIONS.md "Local service".
+ * Source: docs/ASSUMPTIONS.md "Local service" (the inspection page).
  *
  * @since 0.1.0
  */

@@ -1,5 +1,5 @@
 /**
- * A completion webhook never reaches the service that sends it (issue 17). Every delivery carries the header
+ * A completion webhook never reaches the service that sends it (docs/ASSUMPTIONS.md "Webhooks"). Every delivery carries the header
  * {@link deliveryHeader}; the service refuses any request that carries it, before routing, authentication or the
  * loopback check of `/_local` (a delivery to its own address would otherwise come from 127.0.0.1), whatever spelling
  * of its address the URL uses (`http://0`, `[::1]`, `2130706433`, `0x7f000001`, a name that resolves to it). The

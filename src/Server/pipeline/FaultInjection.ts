@@ -23,7 +23,7 @@
  * and `retry-after=DURATION` (`20ms`, `1.5s`, `0`; a bare number for retry-after is seconds, as in the header),
  * e.g. `429=0.1,503=0.1,503-no-retry-after=0.05,reset-after-commit=0.05,latency=20ms`.
  *
- * Source: issue 4 ("The client survives a hostile network"); spec "Errors" rules 1-2 (429 and 503 with
+ * Source: docs/ASSUMPTIONS.md "Fault injection" (a client proved against a hostile network); spec "Errors" rules 1-2 (429 and 503 with
  * `Retry-After`: the request never started) and "Create a box" (a lost answer after the operation committed).
  *
  * @since 0.1.0

@@ -73,7 +73,7 @@ export type ModelChunk =
 
 /** The model failed: an upstream answered an error or could not be reached. `message` says why. */
 export class LanguageModelError extends Data.TaggedError("LanguageModelError")<{
-  /** What callers are told: generic, never an upstream's body or address (issue 17). */
+  /** What callers are told: generic, never an upstream's body or address. */
   readonly message: string
   /** A stable code for callers (`upstream_unreachable`, `upstream_timeout`, `upstream_error`, `upstream_bad_answer`). */
   readonly code?: string | undefined
@@ -159,7 +159,7 @@ export const localReply = (request: GenerateRequest): { readonly reasoning: stri
     }
     prompt = decodeKnown(request.promptTokenIds.slice(0, 64))
   } else {
-    // Hashed piece by piece (the same value as over the joined text): a large prompt is not copied (issue 17).
+    // Hashed piece by piece (the same value as over the joined text): a large prompt is not copied.
     for (const message of request.messages) seed = fnv(fnv(fnv(fnv(seed, "\u0000"), message.role), "\u0000"), messageText(message))
     prompt = request.messages.filter((message) => message.role === "user").map(messageText).join("\n")
   }

@@ -189,7 +189,7 @@ export const initialObject = (
 ): ModelResponse.ModelResponse => {
   const request = prepared.request
   const { webhook_token: _token, ...given } = request.metadata ?? {}
-  // The webhook URL is echoed without its credentials (they stay with the delivery: issue 17).
+  // The webhook URL is echoed without its credentials (they stay with the delivery).
   const metadata: Record<string, string> = typeof given.completion_webhook === "string"
     ? { ...given, completion_webhook: redactUserinfo(given.completion_webhook) }
     : given

@@ -17,7 +17,7 @@ export const isExpired = (record: ResponseRecord, nowMillis: number, retentionMi
 
 /**
  * The sweep of a service's responses: forgets expired results, and the webhook delivery log entries older than the
- * retention (the log is kept as long as results are: issue 17).
+ * retention (the log is kept as long as results are).
  */
 export const make = (responses: Context.Tag.Service<Responses>, logs: Context.Tag.Service<Logs>, retentionMillis: number) => ({
   sweep: Effect.gen(function*() {

@@ -7,7 +7,7 @@
  * them afterwards. `boxkit serve` therefore starts without them and a service that never answers a response never
  * loads them; the first response pays the load once.
  *
- * Source: issue 6 (cold start <= 500 ms, memory); spec "POST {api_url}/responses" (usage in tokens);
+ * Source: BENCHMARKS.md sections 4 and 5 (cold start, memory); spec "POST {api_url}/responses" (usage in tokens);
  * docs/ASSUMPTIONS.md (the tokenizer).
  *
  * @since 0.1.0

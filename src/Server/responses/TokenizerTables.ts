@@ -5,7 +5,7 @@
  * the package.
  * Only Tokenizer.ts loads it, on first use.
  *
- * Source: issue 11 (install footprint); docs/ASSUMPTIONS.md (the tokenizer).
+ * Source: docs/ASSUMPTIONS.md "The package" (install footprint); docs/ASSUMPTIONS.md (the tokenizer).
  *
  * @since 0.1.0
  */

@@ -91,7 +91,7 @@ const describe = (value: unknown): string => {
 
 /**
  * An upstream failure as callers see it: a generic message and a code; what happened (the upstream's address, its
- * answer) only in `detail`, which the service logs at debug level (issue 17).
+ * answer) only in `detail`, which the service logs at debug level.
  */
 export const upstreamFailure = (
   code: "upstream_unreachable" | "upstream_timeout" | "upstream_error" | "upstream_bad_answer",

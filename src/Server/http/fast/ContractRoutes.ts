@@ -19,7 +19,7 @@
  * multipart streams, group or endpoint middleware) keep `HttpApiBuilder`'s route unchanged. Decoding failures are
  * `HttpApiDecodeError`s as `HttpApiBuilder` makes them; everything else fails as the handler fails.
  *
- * Source: issue 6 (optimization: "look at what `HttpApiBuilder` does per request"); the contract (src/Contract/Api.ts).
+ * Source: docs/decisions/0002-what-the-fast-paths-save.md (what `HttpApiBuilder` does per request); the contract (src/Contract/Api.ts).
  *
  * @since 0.1.0
  */

@@ -17,7 +17,7 @@
  * configured. `GET /openapi.json` is answered without a fiber, from bytes
  * encoded once.
  *
- * Source: issue 6 (optimization: "cut machinery per request, not behaviour"); ../shared/notes/effect-3.22.md
+ * Source: docs/decisions/0002-what-the-fast-paths-save.md (machinery cut per request, not behaviour); ../shared/notes/effect-3.22.md
  * (per-request costs of the Effect HTTP stack).
  *
  * @since 0.1.0

@@ -10,7 +10,7 @@
  *
  * Fails with `HttpServerError.ServeError` when the server cannot listen (e.g. the port is taken).
  *
- * Source: issue 6 (cold start); behaviour of `@effect/platform-node` 0.108 `NodeHttpServer.make`.
+ * Source: docs/decisions/0002-what-the-fast-paths-save.md (cold start); behaviour of `@effect/platform-node` 0.108 `NodeHttpServer.make`.
  *
  * @since 0.1.0
  */

@@ -6,7 +6,7 @@
  * Per request it reads Node's header object once (Node builds it lazily on first access) and allocates nothing else
  * until asked; it is the one request object of the request: no wrapper is made when the body arrives.
  *
- * Source: issue 6 (optimization: "the body read once, no repeated header copies"); ../shared/notes/effect-3.22.md
+ * Source: docs/decisions/0002-what-the-fast-paths-save.md (the body read once, no repeated header copies); ../shared/notes/effect-3.22.md
  * ("Reading the body twice").
  *
  * @since 0.1.0

@@ -5,7 +5,7 @@
  * query exactly as the stock path does; test/server/QueryParams.test.ts compares the two and fails if upstream
  * changes.
  *
- * Source: @effect/platform 0.97 `HttpApiBuilder.normalizeUrlParams`; issue 15 (public APIs only).
+ * Source: @effect/platform 0.97 `HttpApiBuilder.normalizeUrlParams`; docs/decisions/0001-two-serving-paths.md (public APIs only).
  *
  * @since 0.1.0
  */

@@ -9,7 +9,7 @@
  * It is the reference the fast path is tested against (the conformance, resilience and responses suites run against
  * both) and the way back to Effect's own stack if the fast path is ever in doubt.
  *
- * Source: issue 15 (two serving paths, one behaviour).
+ * Source: docs/decisions/0001-two-serving-paths.md (two serving paths, one behaviour).
  *
  * @since 0.1.0
  */
