@@ -33,7 +33,55 @@ export interface QuotaSettings {
   readonly egressPolicies?: number
   /** Apps held (default {@link defaultCountQuota} when not given). */
   readonly apps?: number
+  /**
+   * Idempotency keys remembered at once for one API key, settled or running (default
+   * {@link defaultIdempotencyKeys} when not given); in-memory store only (Idempotency.ts).
+   */
+  readonly idempotencyKeys?: number
+  /**
+   * Bytes of remembered answers held at once for one API key (default {@link defaultIdempotencyBytes} when not
+   * given); in-memory store only (Idempotency.ts).
+   */
+  readonly idempotencyBytes?: number
+  /**
+   * The largest answer body remembered for one idempotency key, in bytes (default 1 MiB,
+   * `Idempotency.maxRememberedAnswerBytes`, when not given): a larger answer is not recorded (Idempotency.ts).
+   */
+  readonly idempotencyAnswerBytes?: number
 }
+
+/**
+ * The idempotency keys one API key may have remembered at once when the settings name no quota: 50,000 (about 10 MB
+ * of small answers). Source: docs/ASSUMPTIONS.md "Quotas".
+ *
+ * @since 0.1.0
+ * @category quotas
+ */
+export const defaultIdempotencyKeys = 50_000
+
+/**
+ * The bytes of remembered answers one API key may hold at once when the settings name no quota: 32 MiB. Source:
+ * docs/ASSUMPTIONS.md "Quotas".
+ *
+ * @since 0.1.0
+ * @category quotas
+ */
+export const defaultIdempotencyBytes = 32 * 1024 * 1024
+
+/**
+ * The 429 `quota_exceeded_error` code `idempotency_keys` of a request with a new `Idempotency-Key` while its API key
+ * has {@link QuotaSettings.idempotencyKeys} keys or {@link QuotaSettings.idempotencyBytes} bytes of answers
+ * remembered: the request did not run; it clears as remembered keys expire.
+ *
+ * @since 0.1.0
+ * @category quotas
+ */
+export const idempotencyKeysExceeded = (): ApiError.QuotaExceededError =>
+  ApiError.make.quotaExceeded(
+    "This API key has as many idempotency keys (or bytes of remembered answers) as it may hold; they are " +
+      "forgotten as they expire. Send new work without a key or retry later.",
+    "idempotency_keys"
+  )
 
 /**
  * The secrets, egress policies and apps an organization may hold when its settings name no quota for them: 1,000

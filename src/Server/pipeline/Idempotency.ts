@@ -15,9 +15,18 @@
 import { Clock, Context, Data, Duration, Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
+import { defaultIdempotencyBytes, defaultIdempotencyKeys } from "../Quotas.js"
 
 /** The largest key, in UTF-8 bytes (spec Limits). */
 export const maxKeyBytes = 255
+
+/**
+ * The largest answer body remembered by default, in bytes (1 MiB; Quotas.ts `idempotencyAnswerBytes`): a larger answer is not recorded and its key is left
+ * unsettled, so a retry runs again (spec: a failure to record the answer can leave a key unsettled). Create-box and
+ * upgrade answers are a few KiB; a model response answer that echoes a large input can pass it. Source:
+ * docs/ASSUMPTIONS.md "Quotas".
+ */
+export const maxRememberedAnswerBytes = 1024 * 1024
 
 /**
  * The size in bytes of a header value as it was sent. HTTP/1.1 servers hand header bytes over one character per byte
@@ -64,6 +73,11 @@ export type Claim =
   | { readonly _tag: "InFlight" }
   /** The key was used for a different request (method, path or body differ). */
   | { readonly _tag: "Mismatch" }
+  /**
+   * A new key while the API key holds its quota of remembered keys or answer bytes (Quotas.ts): the request must not
+   * run (429 `quota_exceeded_error` code `idempotency_keys`).
+   */
+  | { readonly _tag: "Full" }
 
 /** The fingerprint of a request: SHA-256 over method, path (with query) and body bytes. */
 export const fingerprint = (method: string, url: string, body: Uint8Array): string =>
@@ -105,7 +119,8 @@ class StartedClaim {
     private readonly key: string,
     private readonly running: Running,
     private readonly retentionMillis: number,
-    private readonly forget: () => void
+    private readonly forget: () => void,
+    private readonly remember: (bytes: number) => void
   ) {
     this.settle = this.settleWith.bind(this)
     this.release = Effect.sync(this.releaseNow.bind(this))
@@ -114,7 +129,9 @@ class StartedClaim {
   private settleWith(answer: RememberedAnswer): Effect.Effect<void> {
     return Effect.map(Clock.currentTimeMillis, (at) => {
       if (this.entries.get(this.key) === this.running) {
-        this.entries.set(this.key, encodeSettled(at + this.retentionMillis, this.running.fingerprint, answer))
+        const settled = encodeSettled(at + this.retentionMillis, this.running.fingerprint, answer)
+        this.entries.set(this.key, settled)
+        this.remember(settled.length)
       }
     })
   }
@@ -181,25 +198,49 @@ export const decodeSettled = (encoded: string): RememberedAnswer => {
  * string ({@link encodeSettled}), a running key one small object. Expired keys are dropped when met, and swept
  * oldest first every 1,024 claims (keys are kept in the order they were first claimed, which is also, give or take
  * the running time of a request, the order they expire in).
+ *
+ * Bounded per API key (Quotas.ts `idempotencyKeys`, `idempotencyBytes`): a new key while the API key has that many
+ * keys, or that many bytes of settled answers, is refused (`Full`) after its expired keys are swept, whatever the
+ * answers were (a 4xx answer is remembered too, spec "Errors" rule 3), so keys on failing requests cannot grow the
+ * process without bound.
  */
 export const layerMemory = Layer.effect(
   IdempotencyStore,
   Effect.gen(function*() {
     const config = yield* LocalServiceConfig
     const retentionMillis = Duration.toMillis(config.idempotencyRetention)
+    const maxKeys = config.quotas.idempotencyKeys ?? defaultIdempotencyKeys
+    const maxBytes = config.quotas.idempotencyBytes ?? defaultIdempotencyBytes
     const scopes = new Map<string, Map<string, string | Running>>()
+    /** The bytes of the settled answers of each API key. */
+    const bytes = new Map<string, number>()
+    const account = (scope: string, delta: number) => {
+      const next = (bytes.get(scope) ?? 0) + delta
+      if (next === 0) bytes.delete(scope)
+      else bytes.set(scope, next)
+    }
     let size = 0
     let claims = 0
+    const sweepScope = (scope: string, entries: Map<string, string | Running>, now: number) => {
+      for (const [key, entry] of entries) {
+        if (typeof entry !== "string") continue
+        if (settledExpiry(entry) > now) break
+        entries.delete(key)
+        account(scope, -entry.length)
+        size--
+      }
+    }
     const sweep = (now: number) => {
       for (const [scope, entries] of scopes) {
-        for (const [key, entry] of entries) {
-          if (typeof entry !== "string") continue
-          if (settledExpiry(entry) > now) break
-          entries.delete(key)
-          size--
-        }
+        sweepScope(scope, entries, now)
         if (entries.size === 0) scopes.delete(scope)
       }
+    }
+    /** True when API key `scope` holds its quota of keys or answer bytes, once its expired keys are gone. */
+    const full = (scope: string, entries: Map<string, string | Running>, now: number) => {
+      if (entries.size < maxKeys && (bytes.get(scope) ?? 0) < maxBytes) return false
+      sweepScope(scope, entries, now)
+      return entries.size >= maxKeys || (bytes.get(scope) ?? 0) >= maxBytes
     }
     return {
       size: Effect.sync(() => size),
@@ -214,6 +255,7 @@ export const layerMemory = Layer.effect(
           const existing = entries.get(key)
           if (typeof existing === "string" && settledExpiry(existing) <= now) {
             entries.delete(key)
+            account(scope, -existing.length)
             size--
           } else if (existing !== undefined) {
             if (typeof existing !== "string") return existing.fingerprint === print ? { _tag: "InFlight" } : { _tag: "Mismatch" }
@@ -221,10 +263,18 @@ export const layerMemory = Layer.effect(
               ? { _tag: "Replay", answer: decodeSettled(existing) }
               : { _tag: "Mismatch" }
           }
+          if (full(scope, entries, now)) return { _tag: "Full" }
           const running = new Running(print)
           entries.set(key, running)
           size++
-          return new StartedClaim(entries, key, running, retentionMillis, () => size--)
+          return new StartedClaim(
+            entries,
+            key,
+            running,
+            retentionMillis,
+            () => size--,
+            (settled) => account(scope, settled)
+          )
         })
     }
   })

@@ -40,6 +40,7 @@ import * as Idempotency from "./Idempotency.js"
 import { Transactions } from "../state/Transactions.js"
 import { emptyBody, hasBody, invalidUtf8, readGenericBody, withBody } from "./RequestBody.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
+import * as Quotas from "../Quotas.js"
 import * as NodeRequest from "../http/fast/NodeRequest.js"
 import { Identity } from "../state/Repositories.js"
 import * as Routes from "../http/Routes.js"
@@ -149,6 +150,7 @@ export const make: Effect.Effect<
   const store = yield* Idempotency.IdempotencyStore
   const transactions = yield* Transactions
   const newOrgWindowMillis = Duration.toMillis(config.newOrgWindow)
+  const maxAnswerBytes = config.quotas.idempotencyAnswerBytes ?? Idempotency.maxRememberedAnswerBytes
 
   const draining = refused(ErrorResponse.fromApiError(
     ApiError.make.unavailable("The service is shutting down. Retry after the Retry-After delay.", config.retryAfter)
@@ -209,6 +211,8 @@ export const make: Effect.Effect<
         )))
       case "InFlight":
         return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.idempotentRequestInFlight()))
+      case "Full":
+        return Effect.succeed(ErrorResponse.fromApiError(Quotas.idempotencyKeysExceeded()))
       case "Replay":
         return Effect.succeed(HttpServerResponse.uint8Array(claim.answer.body, {
           status: claim.answer.status,
@@ -216,8 +220,12 @@ export const make: Effect.Effect<
         }))
       case "Started": {
         const answered = Effect.flatMap(inner, (response) => {
-          if (response.status >= 500 || response.body._tag !== "Uint8Array") {
-            // A server error leaves the key unsettled; a streamed answer cannot be replayed (docs/ASSUMPTIONS.md).
+          if (
+            response.status >= 500 || response.body._tag !== "Uint8Array" ||
+            response.body.body.byteLength > maxAnswerBytes
+          ) {
+            // A server error leaves the key unsettled; a streamed answer cannot be replayed, and an answer over
+            // `maxAnswerBytes` is not recorded (docs/ASSUMPTIONS.md).
             return Effect.as(claim.release, response)
           }
           const headers: Record<string, string> = {}
