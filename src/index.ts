@@ -66,16 +66,19 @@ export {
 /**
  * What each operation can fail with, as named unions of the classes above: `CallError` (every operation: the
  * `CommonError`s every endpoint lists and the client's own `ClientError`s), `BoxesCreateError`,
- * `BoxesTransitionError`, `ListenersError`, `ClipboardWriteError`, `ResponsesCreateError`; `OperationErrors` maps
+ * `BoxesTransitionError`, `BoxesUpgradeError`, `ListenersError`, `ClipboardWriteError`, `ResponsesCreateError`,
+ * `CountQuotaError`; `OperationErrors` maps
  * each operation to its union. @since 0.1.0
  */
 export type {
   BoxesCreateError,
   BoxesTransitionError,
+  BoxesUpgradeError,
   CallError,
   ClientError,
   ClipboardWriteError,
   CommonError,
+  CountQuotaError,
   ListenersError,
   OperationError,
   OperationErrors,

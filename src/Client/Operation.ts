@@ -116,13 +116,23 @@ export type CallError = CommonError | ClientError
 export type BoxesCreateError = CommonError | ApiError.ConflictError | ApiError.QuotaExceededError | ClientError
 
 /**
- * What a box's lifecycle moves (pause, resume, sleep, upgrade) can fail with: {@link CallError} and 409
+ * What a box's lifecycle moves (pause, resume, sleep) can fail with: {@link CallError} and 409
  * `ConflictError` (the box's status does not allow the move). Source: spec "States and transitions", "Errors".
  *
  * @since 0.1.0
  * @category Errors
  */
 export type BoxesTransitionError = CommonError | ApiError.ConflictError | ClientError
+
+/**
+ * What upgrading a box can fail with: {@link BoxesTransitionError} and 429 `QuotaExceededError` (code
+ * `idempotency_keys`: a new `Idempotency-Key` while the API key holds its quota of remembered keys). Source: spec
+ * "Upgrade a box", "Errors"; docs/ASSUMPTIONS.md "Quotas".
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export type BoxesUpgradeError = CommonError | ApiError.ConflictError | ApiError.QuotaExceededError | ClientError
 
 /**
  * What publishing, unpublishing and adding domains to listeners can fail with: {@link CallError} and 409
@@ -180,7 +190,7 @@ export interface OperationErrors {
   readonly boxes: {
     readonly create: BoxesCreateError
     readonly retrieve: CallError
-    readonly upgrade: BoxesTransitionError
+    readonly upgrade: BoxesUpgradeError
     readonly pause: BoxesTransitionError
     readonly resume: BoxesTransitionError
     readonly sleep: BoxesTransitionError

@@ -378,6 +378,7 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
         .addSuccess(Box.UpgradeResult)
         .addError(Errors.Conflict)
         .addError(Errors.IdempotentRequestInFlight)
+        .addError(Errors.QuotaExceeded)
         .annotate(Idempotent, true),
       {
         summary: "Upgrade a box",

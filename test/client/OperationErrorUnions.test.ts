@@ -31,7 +31,7 @@ const namedUnion: Record<string, ReadonlyArray<string>> = (() => {
     "apps.find": countQuota,
     "boxes.create": quota,
     "boxes.retrieve": common,
-    "boxes.upgrade": conflict,
+    "boxes.upgrade": quota,
     "boxes.pause": conflict,
     "boxes.resume": conflict,
     "boxes.sleep": conflict,
