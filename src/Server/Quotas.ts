@@ -186,29 +186,3 @@ export const storedBytesExceeded = (
       `of ${quotas.storedBytes}.`,
     "stored_bytes"
   )
-
-/** Fails with `quota_exceeded_error` code `stored_bytes` when `stored` plus `adding` bytes would pass the quota. */
-export const checkStoredBytes = (
-  quotas: QuotaSettings,
-  stored: number,
-  adding: number
-): Effect.Effect<void, ApiError.QuotaExceededError> =>
-  stored + adding <= quotas.storedBytes ? Effect.void : Effect.fail(storedBytesExceeded(quotas, stored, adding))
-
-/**
- * The `stored_bytes` check of a write that replaces `replacing` bytes with `adding` bytes (a clipboard write), where
- * `others` is what the organization stores besides the bytes replaced: a write that does not grow what is stored
- * (an empty or smaller clipboard) always passes, even over the quota, since it frees bytes; a larger one fails with
- * `quota_exceeded_error` code `stored_bytes` when `others` plus `adding` would pass the quota. Source:
- * docs/ASSUMPTIONS.md "Quotas".
- *
- * @since 0.1.0
- * @category quotas
- */
-export const checkStoredBytesReplacing = (
-  quotas: QuotaSettings,
-  others: number,
-  replacing: number,
-  adding: number
-): Effect.Effect<void, ApiError.QuotaExceededError> =>
-  adding <= replacing ? Effect.void : checkStoredBytes(quotas, others, adding)
