@@ -1,5 +1,5 @@
 /**
- * Quotas per organization (issue 17), answered with the spec's `quota_exceeded_error` (429, code naming the quota;
+ * Quotas per organization, answered with the spec's `quota_exceeded_error` (429, code naming the quota;
  * no `Retry-After`: it clears when the organization frees what it holds, not with time):
  *
  * - `boxes`: boxes not terminated (default 1,000); checked by create box.

@@ -6,7 +6,7 @@
  * `Idempotent-Replayed: true`, a different request with the same key gets 409, keys are scoped to the sending API
  * key and remembered at least 24 hours. A 5xx answer or a failure to record leaves the key unsettled.
  *
- * Memory (issue 6): the in-memory store keeps one map per API key and one flat Latin-1 string per settled key
+ * Memory: the in-memory store keeps one map per API key and one flat Latin-1 string per settled key
  * (expiry, fingerprint, status, headers and body bytes): about 200 bytes for a create-box answer, no object, buffer
  * or closure per key.
  *

@@ -22,7 +22,7 @@
  * Each rule has its own module: Admission.ts (steps 1 and 5), Authentication.ts (3), RequestBody.ts (6),
  * Idempotency.ts (7); this one runs them in order.
  *
- * Source: spec "Authentication" 1, 4, 5; "Errors" rules 1-3; "Limits" (idempotency, new organization); issue 6
+ * Source: spec "Authentication" 1, 4, 5; "Errors" rules 1-3; "Limits" (idempotency, new organization); docs/decisions/0002-what-the-fast-paths-save.md
  * (per-request machinery).
  *
  * @since 0.1.0
@@ -268,7 +268,7 @@ export const make: Effect.Effect<
     run: Run<E, R>,
     body: Uint8Array
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> {
-    // JSON nested deeper than Json.maxDepth is refused before anything parses or decodes it (issue 17).
+    // JSON nested deeper than Json.maxDepth is refused before anything parses or decodes it (docs/ASSUMPTIONS.md "Request body limits").
     if (body.byteLength > Json.maxDepth * 2 && isJson(request)) {
       const deep = Json.tooDeep(body)
       if (deep !== undefined) {
