@@ -181,60 +181,21 @@ export const DateTimeString = Schema.String.annotations({
 export const maxDepth = 64
 
 /**
- * Where JSON text nests arrays and objects deeper than `limit`: the top-level member it happens in (`field`; null for
- * a top-level array or when no member name was read), or undefined when it does not. Scans the bytes once (strings
- * and their escapes skipped); the text is not required to be valid JSON.
+ * One pass over JSON text up to byte `end`, strings and their escapes skipped, following the top-level member it is
+ * in: that member's name (`field`, null between members or in a member name), the nesting `depth` where it stopped,
+ * and whether it stopped early because arrays and objects nested deeper than `limit`. The text is not required to be
+ * valid JSON. The one scanner behind {@link tooDeep} and {@link memberAt}.
  */
-export const tooDeep = (bytes: Uint8Array, limit: number = maxDepth): { readonly field: string | null } | undefined => {
+const scanTopLevel = (
+  bytes: Uint8Array,
+  end: number,
+  limit: number
+): { readonly field: string | null; readonly depth: number; readonly tooDeep: boolean } => {
   let depth = 0
   let inString = false
   let stringStart = -1
   let lastString: string | null = null
   let field: string | null = null
-  for (let index = 0; index < bytes.length; index++) {
-    const byte = bytes[index]
-    if (inString) {
-      if (byte === 0x5c) index++ // a backslash escapes the next byte
-      else if (byte === 0x22) {
-        inString = false
-        if (depth === 1) lastString = Buffer.from(bytes.subarray(stringStart, index)).toString("utf8")
-      }
-      continue
-    }
-    if (byte === 0x22) {
-      inString = true
-      stringStart = index + 1
-    } else if (byte === 0x3a) {
-      if (depth === 1) field = lastString
-    } else if (byte === 0x7b || byte === 0x5b) {
-      depth++
-      if (depth > limit) return { field }
-    } else if (byte === 0x7d || byte === 0x5d) {
-      depth--
-      if (depth === 1) lastString = null
-    } else if (byte === 0x2c && depth === 1) {
-      field = null
-    }
-  }
-  return undefined
-}
-
-/**
- * The top-level member of a JSON object text that byte `offset` falls in: its name (`field`), or null when the offset
- * is not inside a member's value (in a member name, between members, or the text is not an object). Scans the bytes
- * before `offset` once, as {@link tooDeep} does; the text is not required to be valid JSON. Used to name the field of
- * a body that is not valid UTF-8 (docs/ASSUMPTIONS.md "Text fields").
- *
- * @since 0.1.0
- * @category JSON
- */
-export const memberAt = (bytes: Uint8Array, offset: number): { readonly field: string | null } => {
-  let depth = 0
-  let inString = false
-  let stringStart = -1
-  let lastString: string | null = null
-  let field: string | null = null
-  const end = Math.min(offset, bytes.length)
   for (let index = 0; index < end; index++) {
     const byte = bytes[index]
     if (inString) {
@@ -252,6 +213,7 @@ export const memberAt = (bytes: Uint8Array, offset: number): { readonly field: s
       if (depth === 1) field = lastString
     } else if (byte === 0x7b || byte === 0x5b) {
       depth++
+      if (depth > limit) return { field, depth, tooDeep: true }
     } else if (byte === 0x7d || byte === 0x5d) {
       depth--
       if (depth === 1) lastString = null
@@ -260,6 +222,30 @@ export const memberAt = (bytes: Uint8Array, offset: number): { readonly field: s
       field = null
     }
   }
+  return { field, depth, tooDeep: false }
+}
+
+/**
+ * Where JSON text nests arrays and objects deeper than `limit`: the top-level member it happens in (`field`; null for
+ * a top-level array or when no member name was read), or undefined when it does not. Scans the bytes once (strings
+ * and their escapes skipped); the text is not required to be valid JSON.
+ */
+export const tooDeep = (bytes: Uint8Array, limit: number = maxDepth): { readonly field: string | null } | undefined => {
+  const scan = scanTopLevel(bytes, bytes.length, limit)
+  return scan.tooDeep ? { field: scan.field } : undefined
+}
+
+/**
+ * The top-level member of a JSON object text that byte `offset` falls in: its name (`field`), or null when the offset
+ * is not inside a member's value (in a member name, between members, or the text is not an object). Scans the bytes
+ * before `offset` once, as {@link tooDeep} does; the text is not required to be valid JSON. Used to name the field of
+ * a body that is not valid UTF-8 (docs/ASSUMPTIONS.md "Text fields").
+ *
+ * @since 0.1.0
+ * @category JSON
+ */
+export const memberAt = (bytes: Uint8Array, offset: number): { readonly field: string | null } => {
+  const scan = scanTopLevel(bytes, Math.min(offset, bytes.length), Number.POSITIVE_INFINITY)
   // Inside a string at depth 1 before its colon: a member name, not a value.
-  return { field: depth >= 1 ? field : null }
+  return { field: scan.depth >= 1 ? scan.field : null }
 }
