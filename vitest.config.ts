@@ -33,6 +33,7 @@ export default defineConfig({
     // file. Files that need a fresh process state: `needFreshModules`.
     isolate: false,
     setupFiles: ["test/support/RestoreEffectIt.ts"],
+    globalSetup: ["test/support/BuildCommand.ts"],
     projects: [
       { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: needFreshModules } },
       { extends: true, test: { name: "fresh-modules", include: needFreshModules, isolate: true } },

@@ -9,8 +9,9 @@
 //   module with its one encoding inlined, so the package needs no tokenizer package at run time.
 //
 // `node scripts/build.mjs` builds everything (npm run build; npm pack runs it as `prepack`);
-// `node scripts/build.mjs --command` only the command (npm install in a checkout runs it as `prepare`).
-// bin/boxkit.js calls `ensureCommand()` in a git checkout only, to rebuild the command when a source is newer.
+// `node scripts/build.mjs --command` only the command. `ensureCommand()` rebuilds the command when a source is newer:
+// bin/boxkit.js calls it in a git checkout, and vitest's global setup (test/support/BuildCommand.ts) before the tests.
+// The package has no `prepare` script: npm would list it among the install scripts of every user's install.
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -154,7 +155,7 @@ export const buildCommand = async () => {
       // loaded from node_modules when `serve --data-dir` or `--database-url` asks for them (libsql is native).
       // The workflow engine of `orchestrate` (@effect/workflow, @effect/cluster, @effect/rpc) is JavaScript and
       // bundled like @effect/sql; its program is required only when `orchestrate` runs.
-      external: ["msgpackr-extract", "bufferutil", "utf-8-validate", "@libsql/client", "libsql", "pg"],
+      external: ["msgpackr-extract", "bufferutil", "utf-8-validate", "@libsql/client", "libsql", "better-sqlite3", "pg"],
       plugins: [{
         // The tokenizer tables (about 3 MB, needed only by the first response) stay outside: their `import()`
         // becomes a `require` of dist/cjs/Server/responses/TokenizerTables.js when they are first needed.

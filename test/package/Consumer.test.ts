@@ -123,6 +123,9 @@ describe("the installed package", { timeout: 240_000 }, () => {
     expect(existsSync(join(installed, "dist", "boxkit.cjs"))).toBe(true)
     expect(existsSync(join(installed, "dist", "boxkit.cjs.map"))).toBe(true)
     expect(Object.keys(manifest.dependencies ?? {})).toEqual(["find-my-way-ts", "uuid"])
+    // npm 11 lists a dependency's install-time scripts in a warning on every user's install: the package has none.
+    const installScripts = ["preinstall", "install", "postinstall", "prepare"].filter((name) => manifest.scripts?.[name])
+    expect(installScripts).toEqual([])
     for (const tool of ["esbuild", "tsx", "typescript", "gpt-tokenizer", "@effect/cli"]) {
       expect(existsSync(join(project, "node_modules", tool)), tool).toBe(false)
     }
