@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import type { ClientResults, ClientRun } from "./ClientOverhead.js"
+import { type ClientStockResults, keepRatio, pays, type SideRun } from "./ClientStock.js"
 import type { ColdStartResults } from "./ColdStart.js"
 import type { AbuseResults } from "./Abuse.js"
 import { rssBudgetBytes } from "./Abuse.js"
@@ -51,6 +52,7 @@ export interface Results {
   readonly durability?: DurabilityResults
   readonly abuse?: AbuseResults
   readonly orchestration?: Orchestration.OrchestrationResults
+  readonly clientStock?: ClientStockResults
   /** Sections measured again later by `--only=... --update` (each replaced whole, with its own baselines). */
   readonly remeasured?: ReadonlyArray<Remeasured>
   readonly budgets: ReadonlyArray<Budget>
@@ -669,6 +671,40 @@ const durabilitySection = (results: DurabilityResults, memory: MemoryResults | u
   ].join("\n")
 }
 
+/** Section 9: each pair of the client's own module and the stock API, at each concurrency (medians of the rounds). */
+const clientStockSection = (results: ClientStockResults): string => {
+  const median = (rounds: ReadonlyArray<SideRun>, of: (run: SideRun) => number) => Stats.median(rounds.map(of))
+  const figures = (rounds: ReadonlyArray<SideRun>) =>
+    `${fmt(median(rounds, (run) => run.callsPerSecond))} calls/s, p50 ${fmt(median(rounds, (run) => run.latencyP50Ms), 2)} ms, ` +
+    `p99 ${fmt(median(rounds, (run) => run.latencyP99Ms), 2)} ms, ${fmt(median(rounds, (run) => run.cpuMicrosPerCall))} µs CPU/call`
+  return [
+    "## 9. Client: own code or stock",
+    "",
+    "Each pair makes the same call (`POST /v1/apps/find`, answer decoded with the contract's schema) against `boxkit " +
+    "serve` over HTTP, through the toolkit's own module and through the stock API it stands in for, the rest of the " +
+    `call equal (bench/ClientStock.ts). ${results.rounds} round(s) of ${results.durationSeconds} s after ` +
+    `${results.warmupSeconds} s warm-up per side, the order of the sides alternating; figures are medians of the rounds, ` +
+    "ratios the medians of the rounds' ratios, above 1 when the own module is better (calls/s own ÷ stock; p50 latency " +
+    "and client CPU per call stock ÷ own). CPU is `process.cpuUsage()` of the client (bench) process per call. " +
+    `\"pays\": a ratio reaches ${keepRatio}x (docs/decisions/0006-client-own-code-or-stock.md).`,
+    "",
+    table(
+      ["pair", "concurrency", "own", "stock", "calls/s ÷", "p50 ÷", "CPU/call ÷", "pays", "failures own / stock"],
+      results.runs.map((run) => [
+        run.pair,
+        String(run.concurrency),
+        `${run.own}: ${figures(run.ownRounds)}`,
+        `${run.stock}: ${figures(run.stockRounds)}`,
+        times(run.callsPerSecondRatio),
+        times(run.latencyP50Ratio),
+        times(run.cpuPerCallRatio),
+        pays(run) ? "yes" : "no",
+        `${run.ownRounds.reduce((sum, round) => sum + round.failures, 0)} / ${run.stockRounds.reduce((sum, round) => sum + round.failures, 0)}`
+      ])
+    )
+  ].join("\n")
+}
+
 /** Renders the Markdown report. */
 export const markdown = (results: Results): string => {
   const settings = results.settings
@@ -721,5 +757,6 @@ export const markdown = (results: Results): string => {
   if (results.durability !== undefined) parts.push("", durabilitySection(results.durability, results.memory, settings))
   if (results.abuse !== undefined) parts.push("", abuseSection(results.abuse))
   if (results.orchestration !== undefined) parts.push("", Orchestration.section(results.orchestration))
+  if (results.clientStock !== undefined) parts.push("", clientStockSection(results.clientStock))
   return parts.join("\n") + "\n"
 }

@@ -17,7 +17,7 @@ import { join } from "node:path"
 import { outDir, root } from "./Child.js"
 
 /** The sections of the suite, in the order they run. */
-export const sections = ["coldStart", "throughput", "client", "webhooks", "memory", "durability", "abuse", "orchestration"] as const
+export const sections = ["coldStart", "throughput", "client", "webhooks", "memory", "durability", "abuse", "orchestration", "clientStock"] as const
 /** One section. */
 export type Section = (typeof sections)[number]
 

@@ -2,7 +2,7 @@
  * The benchmark suite: `npm run bench` (full, writes BENCHMARKS.md and bench/results.json) or `npm run bench:quick`
  * (1 s runs, 1,000 webhooks, 10,000 keys, 3 cold starts; writes bench/out/BENCHMARKS.quick.md and
  * bench/out/results.quick.json). `--only=section,...` runs some sections (coldStart, throughput, client, webhooks, orchestration,
- * memory, durability, abuse) and writes under bench/out/. Progress goes to stderr. Every server under test is a child process, stopped
+ * memory, durability, abuse, clientStock) and writes under bench/out/. Progress goes to stderr. Every server under test is a child process, stopped
  * when the run ends or is interrupted.
  *
  * Source: issue 6; section 6 (durability): the durable-state issue.
@@ -16,6 +16,7 @@ import * as os from "node:os"
 import { dirname, relative } from "node:path"
 import { performance } from "node:perf_hooks"
 import * as ClientOverhead from "./ClientOverhead.js"
+import * as ClientStock from "./ClientStock.js"
 import { root } from "./Child.js"
 import * as ColdStart from "./ColdStart.js"
 import * as Abuse from "./Abuse.js"
@@ -62,6 +63,7 @@ const program = Effect.gen(function*() {
   const durability = has("durability") ? yield* step("6. durable state", Durability.run(settings)) : undefined
   const abuse = has("abuse") ? yield* step("7. abuse", Abuse.run(settings)) : undefined
   const orchestration = has("orchestration") ? yield* step("8. durable orchestration", Orchestration.run(settings)) : undefined
+  const clientStock = has("clientStock") ? yield* step("9. client: own code or stock", ClientStock.run(settings)) : undefined
 
   const { markdownPath, jsonPath, sections, update, ...measuredWith } = settings
   const partial: Omit<Report.Results, "budgets"> = {
@@ -89,7 +91,8 @@ const program = Effect.gen(function*() {
     ...(memory === undefined ? {} : { memory }),
     ...(durability === undefined ? {} : { durability }),
     ...(abuse === undefined ? {} : { abuse }),
-    ...(orchestration === undefined ? {} : { orchestration })
+    ...(orchestration === undefined ? {} : { orchestration }),
+    ...(clientStock === undefined ? {} : { clientStock })
   }
   const results: Report.Results = update === true ? Report.fold(readResults(jsonPath), partial) : { ...partial, budgets: Report.budgets(partial) }
   for (const path of [markdownPath, jsonPath]) mkdirSync(dirname(path), { recursive: true })
