@@ -1,7 +1,9 @@
 /**
- * The box lifecycle, in one place: which statuses a box ends in, and what each operation does to a box in each
- * status. The local service's handlers and box runtime apply it; the client's `Boxes.awaitStatus` reads its end
- * statuses.
+ * The box lifecycle, in one place: which statuses a box ends in, which boxes are active (count toward the
+ * organization's boxes quota), a box's lifetime deadline, and what each operation does to a box in each status. The
+ * local service's handlers, box runtime and stores apply it (the SQL triggers that count active boxes are checked
+ * against {@link countsTowardBoxesQuota} by test/durability/BoxLifecycleStores.test.ts); the client's
+ * `Boxes.awaitStatus` and the status colours (`StatusTone`) read its end statuses.
  *
  * - A new box is `creating`; its boot makes it `running` (or `failed` when its image cannot start).
  * - `pause` and `sleep` move a `running` box to `paused` / `sleeping`; asking again is no change.
@@ -11,9 +13,14 @@
  *   applied when the box wakes.
  * - `terminate` ends a box in any status (`terminated`).
  * - Every other combination is refused (409 `conflict_error` on the service).
+ * - Active: every box not `terminated` counts toward the boxes quota (a failed box still holds its place until it is
+ *   terminated).
+ * - Lifetime: a box with `max_lifetime_seconds` is due for termination that many seconds after its creation, whatever
+ *   its status (waiting, sleeping and paused time included); a terminated box has no deadline.
  *
- * Source: spec "Boxes" (statuses, lifecycle operations, upgrade); docs/ASSUMPTIONS.md "Boxes" (the choices for
- * combinations the spec does not show).
+ * Source: spec "States and transitions" (statuses, upgrade, max_lifetime_seconds), "Create a box"
+ * (max_lifetime_seconds); docs/ASSUMPTIONS.md "Boxes (local service)" (the choices for combinations the spec does not
+ * show) and "Quotas (local service)" (boxes not terminated).
  *
  * @since 0.1.0
  */
@@ -39,6 +46,38 @@ export const endStatuses: ReadonlySet<BoxStatus> = new Set<KnownBoxStatus>([
  * @since 0.1.0
  */
 export const isEnded = (status: BoxStatus): boolean => endStatuses.has(status)
+
+/**
+ * The status a terminated box has (spec "States and transitions": terminate, and the lifetime's end).
+ *
+ * @since 0.1.0
+ */
+export const terminatedStatus: KnownBoxStatus = "terminated"
+
+/**
+ * True when a box in `status` is active: it counts toward its organization's boxes quota (every status but
+ * {@link terminatedStatus}). Source: docs/ASSUMPTIONS.md "Quotas (local service)".
+ *
+ * @since 0.1.0
+ */
+export const countsTowardBoxesQuota = (status: BoxStatus): boolean => status !== terminatedStatus
+
+/**
+ * The lifetime deadline of a box, in Unix milliseconds: `createdAtMillis` (Unix ms) plus `maxLifetimeSeconds`
+ * (seconds), or null when the box has no lifetime (`max_lifetime_seconds` omitted or null) or is already terminated.
+ * The box is terminated by the service at or after it. Source: spec "Create a box" (max_lifetime_seconds), "States and
+ * transitions".
+ *
+ * @since 0.1.0
+ */
+export const lifetimeDeadline = (box: {
+  readonly status: BoxStatus
+  readonly createdAtMillis: number
+  readonly maxLifetimeSeconds: number | null
+}): number | null =>
+  box.maxLifetimeSeconds !== null && box.status !== terminatedStatus
+    ? box.createdAtMillis + box.maxLifetimeSeconds * 1000
+    : null
 
 /**
  * The status of a box's boot: `running`, or `failed` when its image cannot start.

@@ -43,4 +43,13 @@ describe("BoxLifecycle", () => {
     expect(BoxLifecycle.afterBoot(false)).toBe("running")
     expect(BoxLifecycle.afterBoot(true)).toBe("failed")
   })
+
+  it("active boxes (the boxes quota) and the lifetime deadline", () => {
+    expect(Box.knownStatuses.filter((status) => !BoxLifecycle.countsTowardBoxesQuota(status))).toEqual(["terminated"])
+    expect(BoxLifecycle.countsTowardBoxesQuota("hibernating")).toBe(true)
+    const box = { status: "paused", createdAtMillis: 1_000, maxLifetimeSeconds: 60 }
+    expect(BoxLifecycle.lifetimeDeadline(box)).toBe(61_000)
+    expect(BoxLifecycle.lifetimeDeadline({ ...box, maxLifetimeSeconds: null })).toBe(null)
+    expect(BoxLifecycle.lifetimeDeadline({ ...box, status: "terminated" })).toBe(null)
+  })
 })

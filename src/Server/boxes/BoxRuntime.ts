@@ -81,7 +81,7 @@ export class BoxRuntime extends Context.Tag("boxkit/server/BoxRuntime")<BoxRunti
 
 const terminated = (box: BoxRecord): BoxRecord => ({
   ...box,
-  status: "terminated",
+  status: BoxLifecycle.terminatedStatus,
   listeners: noListeners,
   clipboard: null,
   terminalSizes: noTerminalSizes

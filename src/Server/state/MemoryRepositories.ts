@@ -5,7 +5,8 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import {
   type ApiKeyRecord,
   type AppRecord,
@@ -158,22 +159,37 @@ export const egressPoliciesMemory = Layer.sync(EgressPolicies, () => {
 })
 
 /**
- * What each organization stores, shared by the in-memory Boxes (boxes not terminated, clipboard bytes) and Responses
- * (response bytes) of one state, so that either checks the stored-bytes quota against both in the step that writes.
+ * What each organization stores, shared by the in-memory Boxes (boxes not terminated, clipboard bytes), Responses
+ * (response bytes) and idempotency keys (remembered answer bytes, Idempotency.ts `layerMemory`) of one state, so that
+ * each checks the stored-bytes quota against all three in the step that writes.
+ *
+ * @since 0.1.0
  */
-class StoredUsage {
+export class StoredUsage {
   readonly boxes = new Map<string, { activeBoxes: number; clipboardBytes: number }>()
   readonly responseBytes = new Map<string, number>()
-  /** The bytes organization `orgId` stores: clipboards and response records. */
+  /** The body bytes of the idempotent answers remembered for each organization's API keys. */
+  readonly answerBytes = new Map<string, number>()
+  /** The bytes organization `orgId` stores: clipboards, response records and remembered idempotent answers. */
   storedBytes(orgId: string): number {
-    return (this.boxes.get(orgId)?.clipboardBytes ?? 0) + (this.responseBytes.get(orgId) ?? 0)
+    return (this.boxes.get(orgId)?.clipboardBytes ?? 0) + (this.responseBytes.get(orgId) ?? 0) +
+      (this.answerBytes.get(orgId) ?? 0)
+  }
+  /** Adds `delta` bytes (negative: gives them back) to the remembered answers of organization `orgId`. */
+  addAnswerBytes(orgId: string, delta: number): void {
+    const next = (this.answerBytes.get(orgId) ?? 0) + delta
+    if (next === 0) this.answerBytes.delete(orgId)
+    else this.answerBytes.set(orgId, next)
   }
 }
 
-const deadlineOf = (record: BoxRecord): number | undefined =>
-  record.maxLifetimeSeconds !== null && record.status !== "terminated"
-    ? record.createdAtMillis + record.maxLifetimeSeconds * 1000
-    : undefined
+/**
+ * The {@link StoredUsage} of the in-memory repositories ({@link layerMemory} provides it), for the in-memory
+ * idempotency store to count remembered answers in the organization's stored bytes.
+ *
+ * @since 0.1.0
+ */
+export class MemoryStoredUsage extends Context.Tag("boxkit/server/MemoryStoredUsage")<MemoryStoredUsage, StoredUsage>() {}
 
 /**
  * In-memory Boxes, with an index of the boxes that have a lifetime (id to deadline, Unix ms) and each organization's
@@ -186,15 +202,15 @@ const makeBoxes = (shared: StoredUsage): Boxes["Type"] => {
   const deadlines = new Map<string, number>()
   const usages = shared.boxes
   const index = (record: BoxRecord) => {
-    const deadline = deadlineOf(record)
-    if (deadline === undefined) deadlines.delete(record.id)
+    const deadline = BoxLifecycle.lifetimeDeadline(record)
+    if (deadline === null) deadlines.delete(record.id)
     else deadlines.set(record.id, deadline)
   }
   /** Adds `sign` times what `record` holds to its organization's usage. */
   const count = (record: BoxRecord, sign: 1 | -1) => {
     let usage = usages.get(record.orgId)
     if (usage === undefined) usages.set(record.orgId, usage = { activeBoxes: 0, clipboardBytes: 0 })
-    if (record.status !== "terminated") usage.activeBoxes += sign
+    if (BoxLifecycle.countsTowardBoxesQuota(record.status)) usage.activeBoxes += sign
     usage.clipboardBytes += sign * (record.clipboard?.bytes.byteLength ?? 0)
   }
   const insertNow = (record: BoxRecord) => {
@@ -378,12 +394,14 @@ export const logsMemory = Layer.sync(Logs, () => {
 })
 
 /**
- * Every repository, in memory; Boxes and Responses share what each organization stores (the stored-bytes quota is
- * checked against both in the step that writes).
+ * Every repository, in memory, and what each organization stores ({@link MemoryStoredUsage}): Boxes, Responses and
+ * the in-memory idempotency store given it share it (the stored-bytes quota is checked against all in the step that
+ * writes).
  */
-export const layerMemory: Layer.Layer<Repositories> = Layer.suspend(() => {
+export const layerMemory: Layer.Layer<Repositories | MemoryStoredUsage> = Layer.suspend(() => {
   const shared = new StoredUsage()
   return Layer.mergeAll(
+    Layer.succeed(MemoryStoredUsage, shared),
     identityMemory,
     appsMemory,
     secretsMemory,

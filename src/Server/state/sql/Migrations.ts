@@ -57,7 +57,10 @@ const schema = (bytes: string, sequenceKey: string): ReadonlyArray<string> => [
 ]
 
 /**
- * What a row of `boxes` adds to its organization's usage: 1 active box unless terminated, and its clipboard's bytes.
+ * What a row of `boxes` adds to its organization's usage: 1 active box unless terminated (BoxLifecycle
+ * `countsTowardBoxesQuota`, written here as SQL; a migration's text stays as it ran, so the triggers are checked
+ * against BoxLifecycle by test/durability/BoxLifecycleStores.test.ts, and a change of the rule needs a new migration),
+ * and its clipboard's bytes.
  * The triggers of migration 2 add it when a row is inserted, take the old row's off and add the new one's when a row
  * changes, and take it off when a row is deleted, in the statement's own transaction. (Before migration 2 the
  * repository ran the same arithmetic as statements of its own beside each change.)
@@ -160,6 +163,89 @@ const countExisting: ReadonlyArray<string> = [
   }`
 ]
 
+/**
+ * Migration 4: remembered idempotent answers bounded and counted. `idempotency_keys.org_id` is the organization of the
+ * key's API key (filled from `api_keys` for the keys stored before); `idempotency_usage` holds each API key's keys and
+ * answer body bytes, checked by the statement that claims a new key (SqlIdempotency.ts); `org_usage.answer_bytes`
+ * holds each organization's answer body bytes, part of its stored bytes. Triggers keep both in step with the rows,
+ * in the statement's own transaction: the organization's row first, then the API key's (the order of every writer
+ * that locks both).
+ */
+const answerUsage = {
+  schema: (length: string): ReadonlyArray<string> => [
+    `ALTER TABLE idempotency_keys ADD COLUMN org_id TEXT`,
+    `ALTER TABLE org_usage ADD COLUMN answer_bytes BIGINT NOT NULL DEFAULT 0`,
+    `CREATE TABLE idempotency_usage (scope TEXT PRIMARY KEY, held_keys BIGINT NOT NULL DEFAULT 0,
+      answer_bytes BIGINT NOT NULL DEFAULT 0)`,
+    `UPDATE idempotency_keys SET org_id = (SELECT COALESCE(a.org_id, u.org_id) FROM api_keys a
+      LEFT JOIN users u ON u.id = a.user_id WHERE a.key_id = idempotency_keys.scope LIMIT 1)`,
+    `INSERT INTO idempotency_usage (scope, held_keys, answer_bytes)
+      SELECT scope, count(*), CAST(COALESCE(sum(${length}(body)), 0) AS BIGINT) FROM idempotency_keys GROUP BY scope`,
+    `INSERT INTO org_usage (org_id) SELECT DISTINCT org_id FROM idempotency_keys WHERE org_id IS NOT NULL
+      ON CONFLICT (org_id) DO NOTHING`,
+    `UPDATE org_usage SET answer_bytes = (SELECT CAST(COALESCE(sum(${length}(body)), 0) AS BIGINT)
+      FROM idempotency_keys WHERE idempotency_keys.org_id = org_usage.org_id)`
+  ],
+  sqlite: (): ReadonlyArray<string> => {
+    const bytes = (row: string) => `coalesce(length(${row}.body), 0)`
+    const addToOrg = (row: string, sign: string) =>
+      `INSERT INTO org_usage (org_id, answer_bytes) SELECT ${row}.org_id, ${sign}${bytes(row)}
+        WHERE ${row}.org_id IS NOT NULL AND ${bytes(row)} <> 0
+        ON CONFLICT (org_id) DO UPDATE SET answer_bytes = answer_bytes + excluded.answer_bytes;`
+    const addToKey = (row: string, keys: string, answerBytes: string) =>
+      `INSERT INTO idempotency_usage (scope, held_keys, answer_bytes) VALUES (${row}.scope, ${keys}, ${answerBytes})
+        ON CONFLICT (scope) DO UPDATE SET held_keys = held_keys + excluded.held_keys,
+          answer_bytes = answer_bytes + excluded.answer_bytes;`
+    return [
+      `CREATE TRIGGER idempotency_keys_usage_insert AFTER INSERT ON idempotency_keys
+        BEGIN ${addToOrg("NEW", "")} ${addToKey("NEW", "1", bytes("NEW"))} END`,
+      `CREATE TRIGGER idempotency_keys_usage_update AFTER UPDATE OF body, org_id ON idempotency_keys
+        WHEN ${bytes("NEW")} <> ${bytes("OLD")} OR NEW.org_id IS NOT OLD.org_id
+        BEGIN ${addToOrg("OLD", "-")} ${addToOrg("NEW", "")}
+          ${addToKey("NEW", "0", `${bytes("NEW")} - ${bytes("OLD")}`)} END`,
+      `CREATE TRIGGER idempotency_keys_usage_delete AFTER DELETE ON idempotency_keys
+        BEGIN ${addToOrg("OLD", "-")} ${addToKey("OLD", "-1", `-${bytes("OLD")}`)} END`
+    ]
+  },
+  pg: (): ReadonlyArray<string> => [
+    `CREATE FUNCTION idempotency_keys_usage() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        key_delta BIGINT := 0;
+        added_bytes BIGINT := 0;
+        removed_bytes BIGINT := 0;
+        held_scope TEXT;
+      BEGIN
+        IF TG_OP <> 'INSERT' THEN
+          key_delta := key_delta - 1;
+          removed_bytes := coalesce(octet_length(OLD.body), 0);
+          held_scope := OLD.scope;
+          IF removed_bytes <> 0 AND OLD.org_id IS NOT NULL THEN
+            UPDATE org_usage SET answer_bytes = answer_bytes - removed_bytes WHERE org_id = OLD.org_id;
+          END IF;
+        END IF;
+        IF TG_OP <> 'DELETE' THEN
+          key_delta := key_delta + 1;
+          added_bytes := coalesce(octet_length(NEW.body), 0);
+          held_scope := NEW.scope;
+          IF added_bytes <> 0 AND NEW.org_id IS NOT NULL THEN
+            INSERT INTO org_usage (org_id, answer_bytes) VALUES (NEW.org_id, added_bytes)
+              ON CONFLICT (org_id) DO UPDATE SET answer_bytes = org_usage.answer_bytes + excluded.answer_bytes;
+          END IF;
+        END IF;
+        IF key_delta <> 0 OR added_bytes <> removed_bytes THEN
+          INSERT INTO idempotency_usage (scope, held_keys, answer_bytes)
+            VALUES (held_scope, key_delta, added_bytes - removed_bytes)
+            ON CONFLICT (scope) DO UPDATE SET held_keys = idempotency_usage.held_keys + excluded.held_keys,
+              answer_bytes = idempotency_usage.answer_bytes + excluded.answer_bytes;
+        END IF;
+        RETURN NULL;
+      END
+    $$`,
+    `CREATE TRIGGER idempotency_keys_usage AFTER INSERT OR UPDATE OR DELETE ON idempotency_keys
+      FOR EACH ROW EXECUTE FUNCTION idempotency_keys_usage()`
+  ]
+}
+
 /** Every migration, by `<id>_<name>` (`Migrator.fromRecord`). */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "1_state": Effect.gen(function*() {
@@ -179,5 +265,13 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
     const sql = yield* SqlClient.SqlClient
     const statements = sql.onDialectOrElse({ pg: countUsage.pg, orElse: countUsage.sqlite })
     for (const statement of [...statements, ...countExisting]) yield* sql.unsafe(statement)
+  }),
+  "4_idempotency_usage": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const statements = sql.onDialectOrElse({
+      pg: () => [...answerUsage.schema("octet_length"), ...answerUsage.pg()],
+      orElse: () => [...answerUsage.schema("length"), ...answerUsage.sqlite()]
+    })
+    for (const statement of statements) yield* sql.unsafe(statement)
   })
 }

@@ -8,17 +8,15 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
+import * as BoxLifecycle from "../../../Domain/BoxLifecycle.js"
 import { type BoxRecord, Boxes, type StoredBytesUpdate } from "../Repositories.js"
 import { bytesOf, numberOf, rowsAffectedOf, textOrNull } from "./Rows.js"
 import { forUpdate, lockedStoredBytes, modify } from "./SqlRepositories.js"
 
 type Row = Record<string, unknown>
 
-/** The lifetime deadline (Unix ms) of a box that is not terminated, else null. */
-const deadlineOf = (record: BoxRecord): number | null =>
-  record.maxLifetimeSeconds !== null && record.status !== "terminated"
-    ? record.createdAtMillis + record.maxLifetimeSeconds * 1000
-    : null
+/** The lifetime deadline (Unix ms) stored in `deadline_millis`: BoxLifecycle's, null without one. */
+const deadlineOf = BoxLifecycle.lifetimeDeadline
 
 /** The record without its clipboard bytes (stored in their own column). */
 const documentOf = (record: BoxRecord): string => JSON.stringify({ ...record, clipboard: null })
