@@ -61,7 +61,19 @@ export interface CreateRound {
   readonly durable: Throughput.ScenarioResult
   /** Durable requests per second over in-memory requests per second, in this round. */
   readonly ratio: number
+  /**
+   * With `BENCH_SQLITE_CLIENTS`: the durable service on each SQLite client named there, in that order, after the
+   * in-memory one (`durable` is the first); each with its ratio to the in-memory run of the round.
+   */
+  readonly clients?: ReadonlyArray<{ readonly client: string; readonly result: Throughput.ScenarioResult; readonly ratio: number }>
 }
+
+/**
+ * The SQLite clients item 2 measures side by side in every round (`BENCH_SQLITE_CLIENTS=prepared,stock,sqlite-node`,
+ * each given to its service as `BOXKIT_SQLITE_CLIENT`; SqlState.ts), or none: the service's default client alone.
+ */
+const sqliteClients = (): ReadonlyArray<string> =>
+  (process.env.BENCH_SQLITE_CLIENTS ?? "").split(",").map((name) => name.trim()).filter((name) => name !== "")
 
 /**
  * Item 2: create-box throughput, in memory and durable, in `settings.createRounds` rounds; `memory` and `durable` are
@@ -273,15 +285,29 @@ const startOnce = (label: string, args: ReadonlyArray<string>, boxId?: string) =
 const createThroughput = (settings: BenchSettings) =>
   Effect.gen(function*() {
     const rounds: Array<CreateRound> = []
+    const clients = sqliteClients()
     for (let round = 0; round < settings.createRounds; round++) {
       yield* freshCommand
       const memory = yield* Throughput.runOne(settings, "boxkit serve (in memory)", Scenarios.serviceArgs(), Scenarios.createBox, 201)
-      const durable = yield* Effect.scoped(Effect.gen(function*() {
-        const dataDir = yield* temporaryDataDir
-        yield* freshCommand
-        return yield* Throughput.runOne(settings, "boxkit serve --data-dir (SQLite)", durableArgs(dataDir), Scenarios.createBox, 201)
-      }))
-      rounds.push({ memory, durable, ratio: Stats.ratio(durable.requestsPerSecond, memory.requestsPerSecond) })
+      const durableOn = (client: string | undefined) =>
+        Effect.scoped(Effect.gen(function*() {
+          const dataDir = yield* temporaryDataDir
+          yield* freshCommand
+          const label = `boxkit serve --data-dir (SQLite${client === undefined ? "" : `, client ${client}`})`
+          const env = client === undefined ? undefined : { BOXKIT_SQLITE_CLIENT: client }
+          return yield* Throughput.runOne(settings, label, durableArgs(dataDir), Scenarios.createBox, 201, undefined, env)
+        }))
+      if (clients.length === 0) {
+        const durable = yield* durableOn(undefined)
+        rounds.push({ memory, durable, ratio: Stats.ratio(durable.requestsPerSecond, memory.requestsPerSecond) })
+        continue
+      }
+      const measured: Array<{ client: string; result: Throughput.ScenarioResult; ratio: number }> = []
+      for (const client of clients) {
+        const result = yield* durableOn(client)
+        measured.push({ client, result, ratio: Stats.ratio(result.requestsPerSecond, memory.requestsPerSecond) })
+      }
+      rounds.push({ memory, durable: measured[0].result, ratio: measured[0].ratio, clients: measured })
     }
     const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor((rounds.length - 1) / 2)]
     return { memory: median.memory, durable: median.durable, rounds } satisfies DurableThroughputResults

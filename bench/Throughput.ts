@@ -50,8 +50,9 @@ export const shape = (settings: BenchSettings): Load.LoadShape => ({
 })
 
 /**
- * One scenario against a fresh server `node ARGS` (stopped at the end): optionally primed, then {@link Load.measure}d
- * with {@link shape}. Also used by section 6 (Durability.ts) for the durable create-box run.
+ * One scenario against a fresh server `node ARGS` (stopped at the end; `env` added to its environment): optionally
+ * primed, then {@link Load.measure}d with {@link shape}. Also used by section 6 (Durability.ts) for the durable
+ * create-box run.
  */
 export const runOne = (
   settings: BenchSettings,
@@ -59,11 +60,12 @@ export const runOne = (
   args: ReadonlyArray<string>,
   spec: Load.LoadSpec,
   expectedStatus: number,
-  prime?: (server: Child.ServerProcess) => Effect.Effect<Partial<ScenarioResult>>
+  prime?: (server: Child.ServerProcess) => Effect.Effect<Partial<ScenarioResult>>,
+  env?: Record<string, string>
 ) =>
   Effect.scoped(Effect.gen(function*() {
     yield* Console.error(`  ${label}: ${spec.title}`)
-    const server = yield* Child.spawnServer({ label, args })
+    const server = yield* Child.spawnServer({ label, args, ...(env === undefined ? {} : { env }) })
     const extra = prime === undefined ? {} : yield* prime(server)
     const result = yield* Load.measure(server, spec, shape(settings))
     return { ...result, ...extra, expectedStatus } satisfies ScenarioResult

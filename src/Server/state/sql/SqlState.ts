@@ -104,9 +104,17 @@ const storeError = (what: string) => (error: unknown) =>
 export interface SqliteStateOptions {
   /**
    * The SQL client: `prepared` (default), SqliteClient.ts (statements prepared once, group commit); `stock`,
-   * `@effect/sql-libsql` over `@libsql/client` as they are. Both keep the same tables and answer alike.
+   * `@effect/sql-libsql` over `@libsql/client` as they are; `sqlite-node`, `@effect/sql-sqlite-node` as it is. All
+   * keep the same tables and answer alike. Without it, `BOXKIT_SQLITE_CLIENT` names one (for the side-by-side
+   * measurement of docs/decisions/0003-sqlite-client.md).
    */
-  readonly client?: "prepared" | "stock" | undefined
+  readonly client?: "prepared" | "stock" | "sqlite-node" | undefined
+}
+
+/** The client `BOXKIT_SQLITE_CLIENT` names, else `prepared`. */
+const clientFromEnvironment = (): "prepared" | "stock" | "sqlite-node" => {
+  const named = process.env.BOXKIT_SQLITE_CLIENT
+  return named === "stock" || named === "sqlite-node" ? named : "prepared"
 }
 
 /**
@@ -128,7 +136,7 @@ export const layerSqlite = (
       Effect.try({ try: () => lockDirectory(resolve(directory)), catch: (error) => error as StateStoreError }),
       (unlock) => Effect.sync(unlock)
     )
-    return SqlDriver.layerSqliteFile(path, { client: options.client ?? "prepared" })
+    return SqlDriver.layerSqliteFile(path, { client: options.client ?? clientFromEnvironment() })
   }))
   return layerOver(`SQLite ${join(resolve(directory), databaseFileName)}`, true).pipe(
     Layer.provide(client),
