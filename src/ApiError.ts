@@ -14,6 +14,9 @@ import { JsonValue } from "./Domain/Json.js"
 /**
  * The wire shape of every error answer: `{ "error": { message, type, param, code, billing_url? } }`.
  * Additional properties are allowed (spec: "additional properties are allowed").
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const ErrorBody = Schema.Struct(
   {
@@ -26,10 +29,15 @@ export const ErrorBody = Schema.Struct(
   { key: Schema.String, value: JsonValue }
 )
 
-/** The error envelope: `{ "error": ErrorBody }` (spec: Errors). */
+/** The error envelope: `{ "error": ErrorBody }` (spec: Errors). @since 0.1.0 @category Schemas */
 export const ErrorEnvelope = Schema.Struct({ error: ErrorBody }, { key: Schema.String, value: JsonValue })
 
-/** The encoded (wire) form of {@link ErrorEnvelope}. */
+/**
+ * The encoded (wire) form of {@link ErrorEnvelope}.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export type ErrorEnvelope = typeof ErrorEnvelope.Type
 
 /**
@@ -78,18 +86,33 @@ const commonFields = {
   context: Schema.optional(CallContext)
 }
 
-/** 400 `invalid_request_error`: the request was rejected; `message` and `param` name the field or rule. */
+/**
+ * 400 `invalid_request_error`: the request was rejected; `message` and `param` name the field or rule.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export class InvalidRequestError extends Schema.TaggedError<InvalidRequestError>()("InvalidRequestError", commonFields) {
   /** The envelope `type` of this class. */
   static readonly type = "invalid_request_error" as const
 }
 
-/** 401 `authentication_error`, code `invalid_api_key`: the API key is missing or invalid (spec: Authentication 4). */
+/**
+ * 401 `authentication_error`, code `invalid_api_key`: the API key is missing or invalid (spec: Authentication 4).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export class AuthenticationError extends Schema.TaggedError<AuthenticationError>()("AuthenticationError", commonFields) {
   static readonly type = "authentication_error" as const
 }
 
-/** 403 `permission_error`: the key is not allowed, e.g. not organization-scoped (spec: Authentication 2, 3, 7). */
+/**
+ * 403 `permission_error`: the key is not allowed, e.g. not organization-scoped (spec: Authentication 2, 3, 7).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export class PermissionError extends Schema.TaggedError<PermissionError>()("PermissionError", commonFields) {
   static readonly type = "permission_error" as const
 }
@@ -97,6 +120,9 @@ export class PermissionError extends Schema.TaggedError<PermissionError>()("Perm
 /**
  * 402 `billing_error`, code `credits_exhausted`: the organization is out of credits. `billing_url` is the page for
  * adding credits (spec: Authentication 5).
+ *
+ * @since 0.1.0
+ * @category Errors
  */
 export class BillingError extends Schema.TaggedError<BillingError>()("BillingError", {
   ...commonFields,
@@ -105,7 +131,12 @@ export class BillingError extends Schema.TaggedError<BillingError>()("BillingErr
   static readonly type = "billing_error" as const
 }
 
-/** 404 `not_found_error`: the secret, policy, box, app or response does not exist in the organization. */
+/**
+ * 404 `not_found_error`: the secret, policy, box, app or response does not exist in the organization.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export class NotFoundError extends Schema.TaggedError<NotFoundError>()("NotFoundError", commonFields) {
   static readonly type = "not_found_error" as const
 }
@@ -113,6 +144,9 @@ export class NotFoundError extends Schema.TaggedError<NotFoundError>()("NotFound
 /**
  * 409 `conflict_error`: e.g. an idempotency key reused with a different request, listener operations on a box
  * without persistence, or a runtime token (`already_exists`, `failed_precondition`) in `code`.
+ *
+ * @since 0.1.0
+ * @category Errors
  */
 export class ConflictError extends Schema.TaggedError<ConflictError>()("ConflictError", commonFields) {
   static readonly type = "conflict_error" as const
@@ -121,17 +155,30 @@ export class ConflictError extends Schema.TaggedError<ConflictError>()("Conflict
 /**
  * 429 `rate_limit_error`, code `rate_limited`: the request never started. `retryAfter` carries the `Retry-After`
  * header (spec: Errors rule 1).
+ *
+ * @since 0.1.0
+ * @category Errors
  */
 export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLimitError", commonFields) {
   static readonly type = "rate_limit_error" as const
 }
 
-/** `quota_exceeded_error`: a quota was exceeded (listed by the spec; no status is given, boxkit uses 429). */
+/**
+ * `quota_exceeded_error`: a quota was exceeded (listed by the spec; no status is given, boxkit uses 429).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export class QuotaExceededError extends Schema.TaggedError<QuotaExceededError>()("QuotaExceededError", commonFields) {
   static readonly type = "quota_exceeded_error" as const
 }
 
-/** 501 `not_implemented_error`, code `unimplemented`: e.g. the guest image has no clipboard. */
+/**
+ * 501 `not_implemented_error`, code `unimplemented`: e.g. the guest image has no clipboard.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export class NotImplementedError extends Schema.TaggedError<NotImplementedError>()("NotImplementedError", commonFields) {
   static readonly type = "not_implemented_error" as const
 }
@@ -139,28 +186,44 @@ export class NotImplementedError extends Schema.TaggedError<NotImplementedError>
 /**
  * `server_error`: 500 (server failure), 503 (momentarily unavailable; `retryAfter` when the header was sent), or
  * 409 with code `idempotent_request_in_flight` (docs/ASSUMPTIONS.md). Use {@link isIdempotentRequestInFlight}.
+ *
+ * @since 0.1.0
+ * @category Errors
  */
 export class ServerError extends Schema.TaggedError<ServerError>()("ServerError", commonFields) {
   static readonly type = "server_error" as const
 }
 
-/** The `code` of the "idempotent request still in flight" server_error (docs/ASSUMPTIONS.md). */
+/**
+ * The `code` of the "idempotent request still in flight" server_error (docs/ASSUMPTIONS.md).
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const idempotentRequestInFlightCode = "idempotent_request_in_flight"
 
-/** True for the "idempotent request still in flight" answer: a `ServerError` with that code. */
+/**
+ * True for the "idempotent request still in flight" answer: a `ServerError` with that code.
+ *
+ * @since 0.1.0
+ * @category Guards
+ */
 export const isIdempotentRequestInFlight = (error: unknown): boolean =>
   error instanceof ServerError && error.code === idempotentRequestInFlightCode
 
 /**
  * An error envelope whose `type` is not one of the ten the spec lists. The set is closed in the spec, but a newer
  * service may add types: the client keeps the envelope instead of failing to decode it.
+ *
+ * @since 0.1.0
+ * @category Errors
  */
 export class UnknownApiError extends Schema.TaggedError<UnknownApiError>()("UnknownApiError", {
   ...commonFields,
   type: Schema.String
 }) {}
 
-/** Every class of an error `type` the spec lists, in the spec's order. */
+/** Every class of an error `type` the spec lists, in the spec's order. @since 0.1.0 @category Errors */
 export const apiErrorClasses = [
   InvalidRequestError,
   AuthenticationError,
@@ -174,16 +237,16 @@ export const apiErrorClasses = [
   ServerError
 ] as const
 
-/** One of the ten typed API errors. */
+/** One of the ten typed API errors. @since 0.1.0 @category Errors */
 export type ApiError = InstanceType<(typeof apiErrorClasses)[number]>
 
-/** Any error decoded from an envelope, including an unknown `type`. */
+/** Any error decoded from an envelope, including an unknown `type`. @since 0.1.0 @category Errors */
 export type AnyApiError = ApiError | UnknownApiError
 
-/** True when `u` is one of the ten typed API errors. */
+/** True when `u` is one of the ten typed API errors. @since 0.1.0 @category Guards */
 export const isApiError = (u: unknown): u is ApiError => apiErrorClasses.some((errorClass) => u instanceof errorClass)
 
-/** The envelope `type` of an error instance. */
+/** The envelope `type` of an error instance. @since 0.1.0 @category Utils */
 export const typeOf = (error: AnyApiError): string =>
   error instanceof UnknownApiError ? error.type : (error.constructor as unknown as { type: string }).type
 
@@ -196,6 +259,9 @@ export const typeOf = (error: AnyApiError): string =>
  * after the request was written, or when the client cannot tell (the default): the service may have carried it out,
  * so it is retried only when the request is safe to repeat (a read, one carrying an idempotency key, or a call marked
  * `safeToRepeat`). Classification: `LostAnswer.requestSent`; source: docs/ASSUMPTIONS.md ("Client").
+ *
+ * @since 0.1.0
+ * @category Errors
  */
 export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
   message: Schema.String,
@@ -209,6 +275,9 @@ export class TransportError extends Schema.TaggedError<TransportError>()("Transp
 /**
  * An attempt or the whole call ran past its deadline. `timeout` is the limit that was hit; `context`, the call that
  * failed ({@link CallContext}).
+ *
+ * @since 0.1.0
+ * @category Errors
  */
 export class TimeoutError extends Schema.TaggedError<TimeoutError>()("TimeoutError", {
   message: Schema.String,
@@ -220,6 +289,9 @@ export class TimeoutError extends Schema.TaggedError<TimeoutError>()("TimeoutErr
  * The service answered, but not in a shape this client understands: a 2xx body that does not match the resource
  * schema, an error status without an envelope, or a status the operation does not list. `context`: the call that
  * failed ({@link CallContext}).
+ *
+ * @since 0.1.0
+ * @category Errors
  */
 export class UnexpectedResponseError extends Schema.TaggedError<UnexpectedResponseError>()("UnexpectedResponseError", {
   message: Schema.String,
@@ -231,6 +303,9 @@ export class UnexpectedResponseError extends Schema.TaggedError<UnexpectedRespon
 /**
  * The one-line summary of an API error: HTTP status, envelope `type`, and `code` and `param` when set, e.g.
  * `409 conflict_error, code idempotency_key_reused` or `400 invalid_request_error, param name`.
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const summary = (error: AnyApiError): string =>
   [
@@ -244,7 +319,7 @@ export const summary = (error: AnyApiError): string =>
  * `..., no attempt of 6 made` when the call's deadline had passed before its first attempt.
  *
  * @since 0.1.0
- * @category Formatting
+ * @category Utils
  */
 export const formatContext = (context: CallContext): string =>
   `${context.operation} ${context.method} ${context.path}, ${
@@ -297,6 +372,9 @@ const constructors: Record<string, (fields: typeof commonFields extends infer _ 
 /**
  * Builds the typed error of an envelope: the class is chosen by `type`, with the HTTP `status` and the parsed
  * `Retry-After` duration. Unknown types give {@link UnknownApiError}.
+ *
+ * @since 0.1.0
+ * @category Constructors
  */
 export const fromEnvelope = (
   envelope: ErrorEnvelope,
@@ -316,7 +394,7 @@ export const fromEnvelope = (
   return make !== undefined ? make(fields) : new UnknownApiError({ ...fields, type: body.type })
 }
 
-/** The envelope of a typed error, as the service writes it. */
+/** The envelope of a typed error, as the service writes it. @since 0.1.0 @category Utils */
 export const toEnvelope = (error: AnyApiError): ErrorEnvelope => ({
   error: {
     message: error.message,
@@ -330,6 +408,9 @@ export const toEnvelope = (error: AnyApiError): ErrorEnvelope => ({
 /**
  * Parses a `Retry-After` header value: delta-seconds (`"3"`) or an HTTP date, relative to `nowMillis`.
  * A date in the past gives zero; an unparseable value gives None.
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const parseRetryAfter = (value: string | undefined, nowMillis: number): Option.Option<Duration.Duration> => {
   if (value === undefined) return Option.none()
@@ -343,6 +424,9 @@ export const parseRetryAfter = (value: string | undefined, nowMillis: number): O
 /**
  * The contract's schema of one error class at one HTTP status: the envelope on the wire, the typed class in code.
  * `type` on the wire is the class's literal type, so several classes at one status are told apart by it.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const atStatus = <Self extends AnyClass>(errorClass: Self, status: number) => {
   const schema = atStatusSchema(errorClass, status)
@@ -356,6 +440,9 @@ const classesByAst = new WeakMap<AST.AST, AnyClass>()
 /**
  * The error classes an error schema of the contract lists (an endpoint's `errorSchema`: one {@link atStatus} schema
  * or a union of them); members that are not such schemas are left out.
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const classesOf = (schema: Schema.Schema.Any): ReadonlyArray<AnyClass> => {
   const members = AST.isUnion(schema.ast) ? schema.ast.types : [schema.ast]
@@ -407,7 +494,12 @@ const atStatusSchema = <Self extends AnyClass>(errorClass: Self, status: number)
 
 type AnyClass = (typeof apiErrorClasses)[number]
 
-/** Builders for the errors the local service and the client raise, with the spec's default `code` values. */
+/**
+ * Builders for the errors the local service and the client raise, with the spec's default `code` values.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
 export const make = {
   invalidRequest: (message: string, param: string | null = null) =>
     new InvalidRequestError({ message, param, code: null, status: 400 }),
