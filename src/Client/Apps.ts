@@ -10,7 +10,7 @@ import { FindAppRequest } from "../Domain/App.js"
 import { type OperationOptions, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
-/** The Apps service. */
+/** The Apps service. @since 0.1.0 @category Services */
 export class Apps extends Effect.Service<Apps>()("boxkit/Apps", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
