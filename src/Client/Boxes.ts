@@ -17,7 +17,12 @@ import { pollUntil } from "./Polling.js"
 import { type OperationOptions, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
-/** A box ended in a status that will never become the awaited one (`failed`, `terminated`, ...). */
+/**
+ * A box ended in a status that will never become the awaited one (`failed`, `terminated`, ...).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export class BoxFailedError extends Schema.TaggedError<BoxFailedError>()("BoxFailedError", {
   box_id: Schema.String,
   status: Schema.String,
@@ -25,7 +30,12 @@ export class BoxFailedError extends Schema.TaggedError<BoxFailedError>()("BoxFai
   message: Schema.String
 }) {}
 
-/** Waiting for a status ran past its deadline; `lastStatus` is the last status observed. */
+/**
+ * Waiting for a status ran past its deadline; `lastStatus` is the last status observed.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export class WaitTimeoutError extends Schema.TaggedError<WaitTimeoutError>()("WaitTimeoutError", {
   box_id: Schema.String,
   lastStatus: Schema.String,
@@ -33,18 +43,31 @@ export class WaitTimeoutError extends Schema.TaggedError<WaitTimeoutError>()("Wa
   message: Schema.String
 }) {}
 
-/** Statuses after which a box never becomes `running` again on its own (BoxLifecycle.endStatuses). */
+/**
+ * Statuses after which a box never becomes `running` again on its own (BoxLifecycle.endStatuses).
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const endStatuses: ReadonlySet<string> = BoxLifecycle.endStatuses
 
 /**
  * Options of calls on boxes: the owner-override reason (printable ASCII; for admins on private boxes), and `retry`,
  * overrides of `BoxkitConfig.retry` for this call only (see Retry.ts and `Transport.withRetry`).
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface BoxCallOptions extends OperationOptions {
   readonly ownerOverrideReason?: string | undefined
 }
 
-/** Options of idempotent calls: the caller's own key (else one is generated once per call). */
+/**
+ * Options of idempotent calls: the caller's own key (else one is generated once per call).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface IdempotentCallOptions extends BoxCallOptions {
   readonly idempotencyKey?: string | undefined
 }
@@ -52,6 +75,9 @@ export interface IdempotentCallOptions extends BoxCallOptions {
 /**
  * Options of {@link Boxes} `awaitStatus`: deadline (default 60 s), polling interval (default 100 ms, doubling to 2 s),
  * and `onRead`, run with each box record read while waiting (e.g. to show the current status).
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface AwaitOptions extends BoxCallOptions {
   readonly timeout?: Duration.Duration | undefined
@@ -70,7 +96,7 @@ const callOptions = (options: BoxCallOptions) => ({
   ownerOverrideReason: options.ownerOverrideReason
 })
 
-/** The Boxes service. */
+/** The Boxes service. @since 0.1.0 @category Services */
 export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
