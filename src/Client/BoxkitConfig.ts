@@ -15,6 +15,9 @@ import { Config, ConfigError, Context, Duration, Effect, Layer, Option, Redacted
  * The retry and timeout policy of every call; see `Retry.ts` for what is retried. Set globally in
  * `BoxkitConfig.retry`, and per call with `Transport.withRetry(overrides)` around any client effect or the `retry`
  * option of a service method (e.g. `Boxes.create(request, { retry: { maxAttempts: 1 } })`); per-call values win.
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface RetrySettings {
   /** Attempts at most, the first included (default 6). */
@@ -31,7 +34,7 @@ export interface RetrySettings {
   readonly backoffCap: Duration.Duration
 }
 
-/** The default retry settings. */
+/** The default retry settings. @since 0.1.0 @category Constants */
 export const defaultRetry: RetrySettings = {
   maxAttempts: 6,
   deadline: Duration.seconds(60),
@@ -44,6 +47,9 @@ export const defaultRetry: RetrySettings = {
 /**
  * `base` overridden by each of `overrides` in order (undefined fields are skipped). `maxAttempts` is rounded down
  * and at least 1; negative durations count as zero.
+ *
+ * @since 0.1.0
+ * @category Combinators
  */
 export const mergeRetry = (
   base: RetrySettings,
@@ -72,6 +78,9 @@ export const mergeRetry = (
  * Settings of the client: `apiKey` (sent as `Authorization: Bearer`, never logged), `baseUrl` (`{base_url}`, boxes,
  * secrets, egress policies) and `apiUrl` (`{api_url}`, apps and responses), both ending in `/v1`, `retry`, and the
  * optional `headers` and `transformClient` (see {@link BoxkitOptions}; `headers` names in lower case).
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface BoxkitSettings {
   readonly apiKey: Redacted.Redacted<string>
@@ -99,6 +108,9 @@ export interface BoxkitSettings {
  *
  * Source: spec "Conventions", "Authentication" 1; docs/ASSUMPTIONS.md "Client" (default headers, User-Agent,
  * transformClient).
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface BoxkitOptions {
   readonly apiKey: string | Redacted.Redacted<string>
@@ -120,7 +132,7 @@ const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
  * Source: docs/ASSUMPTIONS.md "Client" (default headers).
  *
  * @since 0.1.0
- * @category Validation
+ * @category Utils
  */
 export const headersProblem = (
   headers: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
@@ -140,6 +152,9 @@ export const headersProblem = (
  * The settings of `options`: the key wrapped in `Redacted`, `apiUrl` defaulted to `baseUrl`, retry merged, header
  * names in lower case (a later spelling of one name wins), `transformClient` as given. Throws a `TypeError` naming
  * the header when `headers` holds an invalid one ({@link headersProblem}).
+ *
+ * @since 0.1.0
+ * @category Constructors
  */
 export const makeSettings = (options: BoxkitOptions): BoxkitSettings => {
   const problem = headersProblem(options.headers)
@@ -160,6 +175,9 @@ export const makeSettings = (options: BoxkitOptions): BoxkitSettings => {
  * The configuration read from the environment (or any `ConfigProvider`): `BOX_API_KEY` (required, read as
  * `Redacted`), `BOX_BASE_URL` (required), `BOX_API_URL` (default `BOX_BASE_URL`). A missing variable fails with a
  * `ConfigError` naming it.
+ *
+ * @since 0.1.0
+ * @category Config
  */
 export const fromEnv: Config.Config<BoxkitOptions> = Config.all({
   apiKey: Config.redacted("BOX_API_KEY"),
@@ -167,7 +185,7 @@ export const fromEnv: Config.Config<BoxkitOptions> = Config.all({
   apiUrl: Config.option(Config.string("BOX_API_URL")).pipe(Config.map(Option.getOrUndefined))
 })
 
-/** The client's settings (`BoxkitSettings`). */
+/** The client's settings (`BoxkitSettings`). @since 0.1.0 @category Services */
 export class BoxkitConfig extends Context.Tag("boxkit/BoxkitConfig")<BoxkitConfig, BoxkitSettings>() {
   /**
    * From code, e.g. `BoxkitConfig.layer({ apiKey: "sk_...", baseUrl: "http://127.0.0.1:8787/v1" })`. Throws a
