@@ -15,13 +15,18 @@ import type { BoxCallOptions } from "./Boxes.js"
 import { Transport } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
-/** True for the media types the clipboard takes: `text/plain` or `image/*` (parameters such as charset ignored). */
+/**
+ * True for the media types the clipboard takes: `text/plain` or `image/*` (parameters such as charset ignored).
+ *
+ * @since 0.1.0
+ * @category Guards
+ */
 export const isClipboardMediaType = (mediaType: string): boolean => {
   const base = mediaType.split(";")[0].trim().toLowerCase()
   return base === "text/plain" || /^image\/[a-z0-9.+-]+$/.test(base)
 }
 
-/** The Clipboard service. */
+/** The Clipboard service. @since 0.1.0 @category Services */
 export class Clipboard extends Effect.Service<Clipboard>()("boxkit/Clipboard", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
