@@ -12,7 +12,7 @@ import type { EgressPolicyId } from "../Domain/Ids.js"
 import { type OperationOptions, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
-/** The EgressPolicies service. */
+/** The EgressPolicies service. @since 0.1.0 @category Services */
 export class EgressPolicies extends Effect.Service<EgressPolicies>()("boxkit/EgressPolicies", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
