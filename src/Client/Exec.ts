@@ -14,12 +14,17 @@ import type { BoxCallOptions } from "./Boxes.js"
 import { Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
-/** True when an exec id can be sent as one URL path segment (not `-`, no `/`, `?`, `#`, `%`, at most 200 bytes). */
+/**
+ * True when an exec id can be sent as one URL path segment (not `-`, no `/`, `?`, `#`, `%`, at most 200 bytes).
+ *
+ * @since 0.1.0
+ * @category Guards
+ */
 export const fitsPathSegment = (execId: string): boolean =>
   execId !== "-" && execId !== "." && execId !== ".." && !/[/?#%]/.test(execId) &&
   new TextEncoder().encode(execId).byteLength <= 200
 
-/** The Exec service. */
+/** The Exec service. @since 0.1.0 @category Services */
 export class Exec extends Effect.Service<Exec>()("boxkit/Exec", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
