@@ -12,10 +12,15 @@
 import { Effect } from "effect"
 import * as ApiError from "../ApiError.js"
 
-/** The largest key, in UTF-8 bytes (spec Limits). */
+/** The largest key, in UTF-8 bytes (spec Limits). @since 0.1.0 @category Constants */
 export const maxBytes = 255
 
-/** The answer of an idempotent call: the value, the key that was sent, and whether the service replayed it. */
+/**
+ * The answer of an idempotent call: the value, the key that was sent, and whether the service replayed it.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface Idempotent<A> {
   readonly value: A
   /** The key sent on every attempt of the call (the caller's own, or the generated one). */
@@ -24,7 +29,7 @@ export interface Idempotent<A> {
   readonly replayed: boolean
 }
 
-/** The size of `key` in UTF-8 bytes. */
+/** The size of `key` in UTF-8 bytes. @since 0.1.0 @category Utils */
 export const byteLength = (key: string): number => new TextEncoder().encode(key).byteLength
 
 const invalid = (message: string) => Effect.fail(ApiError.make.invalidRequest(message, "Idempotency-Key"))
@@ -34,6 +39,9 @@ const invalid = (message: string) => Effect.fail(ApiError.make.invalidRequest(me
  * blank (the service would silently run the request without idempotency), longer than {@link maxBytes} UTF-8 bytes,
  * contains a control character (it cannot travel in an HTTP header), or starts or ends with whitespace (HTTP drops
  * it, so the service would see another key).
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const validate = (key: string): Effect.Effect<string, ApiError.InvalidRequestError> => {
   if (key.trim() === "") return invalid("Idempotency-Key must not be blank.")
@@ -48,6 +56,9 @@ export const validate = (key: string): Effect.Effect<string, ApiError.InvalidReq
 /**
  * The key of one logical call: the caller's `key` checked by {@link validate}, or a fresh `crypto.randomUUID()`.
  * Resolve it once, outside the retried attempt, so that every attempt carries the same key.
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const resolve = (key: string | undefined): Effect.Effect<string, ApiError.InvalidRequestError> =>
   key === undefined ? Effect.sync(() => crypto.randomUUID()) : validate(key)
@@ -56,10 +67,13 @@ export const resolve = (key: string | undefined): Effect.Effect<string, ApiError
  * The header value that carries `key`'s UTF-8 bytes on the wire. HTTP header values are bytes; Node's HTTP stacks
  * take a string of one character per byte (latin1), so a non-ASCII key is re-spelled as its UTF-8 bytes. ASCII keys
  * are unchanged.
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const toHeaderValue = (key: string): string =>
   /^[\u0000-\u007f]*$/.test(key) ? key : Buffer.from(key, "utf8").toString("latin1")
 
-/** True when a response carried `Idempotent-Replayed: true`. */
+/** True when a response carried `Idempotent-Replayed: true`. @since 0.1.0 @category Guards */
 export const isReplayed = (headers: Readonly<Record<string, string | undefined>>): boolean =>
   headers["idempotent-replayed"]?.trim().toLowerCase() === "true"
