@@ -36,7 +36,7 @@ const tracked = (options: BoxCallOptions, safeByDefault: boolean) => {
   return call
 }
 
-/** The Listeners service. */
+/** The Listeners service. @since 0.1.0 @category Services */
 export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
