@@ -19,19 +19,29 @@ import { pollUntil } from "./Polling.js"
 import { type ClientFailure, normalizeError, type OperationOptions, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
-/** One event of a streamed response (`ModelResponse.StreamEvent`, the schema of the domain). */
+/**
+ * One event of a streamed response (`ModelResponse.StreamEvent`, the schema of the domain).
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export const StreamEvent = ModelResponse.StreamEvent
-/** One event of a streamed response. */
+/** One event of a streamed response. @since 0.1.0 @category Models */
 export type StreamEvent = ModelResponse.StreamEvent
 
-/** The event types that end a stream (`ModelResponse.terminalEventTypes`). */
+/** The event types that end a stream (`ModelResponse.terminalEventTypes`). @since 0.1.0 @category Constants */
 export const terminalEventTypes: ReadonlyArray<string> = ModelResponse.terminalEventTypes
 
-/** The Model response object an event carries in `response` (lifecycle events), decoded. */
+/**
+ * The Model response object an event carries in `response` (lifecycle events), decoded.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const responseOf = (event: StreamEvent): Option.Option<ModelResponse.ModelResponse> =>
   Schema.decodeUnknownOption(ModelResponse.ModelResponse)(event.response)
 
-/** The text of a stream's `response.output_text.delta` events, joined in order. */
+/** The text of a stream's `response.output_text.delta` events, joined in order. @since 0.1.0 @category Utils */
 export const deltaText = (events: Iterable<StreamEvent>): string => {
   let text = ""
   for (const event of events) {
@@ -40,13 +50,23 @@ export const deltaText = (events: Iterable<StreamEvent>): string => {
   return text
 }
 
-/** The result of a response is gone: it expired (10 minutes after its first successful delivery) or never existed. */
+/**
+ * The result of a response is gone: it expired (10 minutes after its first successful delivery) or never existed.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export class ResponseExpiredError extends Schema.TaggedError<ResponseExpiredError>()("ResponseExpiredError", {
   response_id: Schema.String,
   message: Schema.String
 }) {}
 
-/** Waiting for a response ran past its deadline; `lastStatus` is the last status observed (`unknown` if none). */
+/**
+ * Waiting for a response ran past its deadline; `lastStatus` is the last status observed (`unknown` if none).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export class ResponseWaitTimeoutError extends Schema.TaggedError<ResponseWaitTimeoutError>()("ResponseWaitTimeoutError", {
   response_id: Schema.String,
   lastStatus: Schema.String,
@@ -58,6 +78,9 @@ export class ResponseWaitTimeoutError extends Schema.TaggedError<ResponseWaitTim
  * optional `token`, sent back as `Authorization: Bearer <token>` so the receiver knows the post is genuine (see
  * `WebhookReceiver`). Sent as `metadata.completion_webhook` and `metadata.webhook_token`; the token stays `Redacted`
  * until the request body is written.
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface CompletionWebhook {
   readonly url: string
@@ -69,6 +92,9 @@ export interface CompletionWebhook {
  * retries), the completion-window header (a `metadata.completion_window` in the body wins), the completion webhook
  * (wins over the same keys in `metadata`), retry overrides and `safeToRepeat` (default true: the request carries an
  * idempotency key).
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface CreateOptions extends OperationOptions {
   readonly idempotencyKey?: string | undefined
@@ -90,11 +116,16 @@ const withWebhook = (
     }
   }
 
-/** A create request as the client takes it: the body without `background` and `stream` (set by the method). */
+/**
+ * A create request as the client takes it: the body without `background` and `stream` (set by the method).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export type ResponseRequest = Omit<ModelResponse.CreateResponseRequest, "background" | "stream">
 
 
-/** The Responses service. */
+/** The Responses service. @since 0.1.0 @category Services */
 export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
