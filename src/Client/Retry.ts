@@ -38,7 +38,7 @@ import { Duration, Effect, Random, Schedule, ScheduleDecision, ScheduleInterval 
 import * as ApiError from "../ApiError.js"
 import type { RetrySettings } from "./BoxkitConfig.js"
 
-/** Why a failed attempt is not retried. */
+/** Why a failed attempt is not retried. @since 0.1.0 @category Models */
 export type StopReason =
   | "not-retryable"
   | "unsafe-to-repeat"
@@ -46,7 +46,7 @@ export type StopReason =
   | "attempts-exhausted"
   | "deadline"
 
-/** How to treat one failed attempt. */
+/** How to treat one failed attempt. @since 0.1.0 @category Models */
 export type Decision =
   | { readonly _tag: "RetryAfter"; readonly delay: Duration.Duration }
   | { readonly _tag: "Backoff" }
@@ -65,6 +65,9 @@ const afterRetryAfter = (retryAfter: Duration.Duration | undefined, settings: Re
 /**
  * What to do after `error` (see the module docs): wait its Retry-After, back off, or stop. `safeToRepeat` is true
  * for reads and for requests carrying an idempotency key. Attempts and the deadline are not considered here.
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const decide = (error: unknown, safeToRepeat: boolean, settings: RetrySettings): Decision => {
   if (error instanceof ApiError.RateLimitError) return afterRetryAfter(error.retryAfter, settings)
@@ -87,18 +90,31 @@ export const decide = (error: unknown, safeToRepeat: boolean, settings: RetrySet
   return stop("not-retryable")
 }
 
-/** The backoff delay before retry `n` (0-based) without jitter: `min(backoffCap, backoffBase * 2^n)`. */
+/**
+ * The backoff delay before retry `n` (0-based) without jitter: `min(backoffCap, backoffBase * 2^n)`.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const backoffDelay = (n: number, settings: RetrySettings): Duration.Duration =>
   Duration.min(settings.backoffCap, Duration.times(settings.backoffBase, 2 ** Math.min(n, 52)))
 
 /**
  * The jittered backoff delay before retry `n`: {@link backoffDelay} times a factor in [0.5, 1.0) from `Random`,
  * rounded down to whole milliseconds.
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const jitteredBackoff = (n: number, settings: RetrySettings): Effect.Effect<Duration.Duration> =>
   Effect.map(Random.next, (r) => Duration.millis(Math.floor(Duration.toMillis(backoffDelay(n, settings)) * (0.5 + r * 0.5))))
 
-/** The fields of an error worth logging and tracing: tag, envelope type, HTTP status, code. Never the message. */
+/**
+ * The fields of an error worth logging and tracing: tag, envelope type, HTTP status, code. Never the message.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const errorFields = (error: unknown): Record<string, string> => {
   const fields: Record<string, string> = {}
   if (typeof error === "object" && error !== null) {
@@ -117,6 +133,9 @@ export const errorFields = (error: unknown): Record<string, string> => {
  * Stops after `maxAttempts - 1` retries, when {@link decide} says stop, or when the wait would end at or after
  * `startedAtMillis + settings.deadline` (default: the deadline counts from the first failure). Jitter uses the
  * `Random` service, so tests with a seeded `Random` are deterministic.
+ *
+ * @since 0.1.0
+ * @category Constructors
  */
 export const schedule = (
   settings: RetrySettings,
