@@ -10,7 +10,7 @@ import { CreateSecretRequest, SecretName } from "../Domain/Secret.js"
 import { type OperationOptions, Transport, validate } from "./Transport.js"
 import * as Tracing from "./Tracing.js"
 
-/** The Secrets service. */
+/** The Secrets service. @since 0.1.0 @category Services */
 export class Secrets extends Effect.Service<Secrets>()("boxkit/Secrets", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
