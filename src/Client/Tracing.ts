@@ -15,16 +15,21 @@ import { dual } from "effect/Function"
 import { globalValue } from "effect/GlobalValue"
 import type { YieldWrap } from "effect/Utils"
 
-/** When operation spans are made: `auto` (a tracer other than Effect's built-in one is installed), always, never. */
+/**
+ * When operation spans are made: `auto` (a tracer other than Effect's built-in one is installed), always, never.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export type SpanMode = "auto" | "always" | "never"
 
-/** The span mode of the current fiber (default `auto`). */
+/** The span mode of the current fiber (default `auto`). @since 0.1.0 @category Fiber refs */
 export const currentMode: FiberRef.FiberRef<SpanMode> = globalValue(
   Symbol.for("boxkit/Tracing/currentMode"),
   () => FiberRef.unsafeMake<SpanMode>("auto")
 )
 
-/** Runs `self` with span mode `mode`, e.g. `Tracing.withMode(program, "always")`. */
+/** Runs `self` with span mode `mode`, e.g. `Tracing.withMode(program, "always")`. @since 0.1.0 @category Combinators */
 export const withMode: {
   (mode: SpanMode): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   <A, E, R>(self: Effect.Effect<A, E, R>, mode: SpanMode): Effect.Effect<A, E, R>
@@ -33,7 +38,12 @@ export const withMode: {
 /** Effect's built-in tracer (the default service), which exports nothing. */
 const builtInTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)
 
-/** True when operation spans are made on `fiber` (its mode, its tracer, and tracing enabled). */
+/**
+ * True when operation spans are made on `fiber` (its mode, its tracer, and tracing enabled).
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const spansOn = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean => {
   const mode = fiber.getFiberRef(currentMode)
   if (mode === "never" || !fiber.getFiberRef(FiberRef.currentTracerEnabled)) return false
@@ -43,6 +53,9 @@ export const spansOn = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
 /**
  * Like `Effect.fn(name)(body)`: a function whose calls run `body` in a span named `name`, when {@link spansOn}; else
  * as `Effect.fnUntraced(body)`.
+ *
+ * @since 0.1.0
+ * @category Constructors
  */
 export const fn = (name: string) =>
 <Eff extends YieldWrap<Effect.Effect<any, any, any>>, AEff, Args extends Array<any>>(
@@ -57,14 +70,24 @@ export const fn = (name: string) =>
   return (...args) => Effect.withFiberRuntime((fiber) => spansOn(fiber) ? traced(...args) : untraced(...args))
 }
 
-/** The span `fiber` runs in, when spans are on and it runs in one (the operation's span). */
+/**
+ * The span `fiber` runs in, when spans are on and it runs in one (the operation's span).
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const spanOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Tracer.Span | undefined => {
   if (!spansOn(fiber)) return undefined
   const span = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
   return span._tag === "Some" && span.value._tag === "Span" ? span.value : undefined
 }
 
-/** Sets `attributes` on the current operation span; nothing when there is none (no cost beyond the check). */
+/**
+ * Sets `attributes` on the current operation span; nothing when there is none (no cost beyond the check).
+ *
+ * @since 0.1.0
+ * @category Combinators
+ */
 export const annotate = (attributes: Readonly<Record<string, unknown>>): Effect.Effect<void> =>
   Effect.withFiberRuntime((fiber) => {
     const span = spanOf(fiber)
