@@ -64,7 +64,12 @@ export type {
 } from "./Operation.js"
 export { errorsListedBy } from "./Operation.js"
 
-/** Turns an error answer into its typed error (by envelope `type`), or `UnexpectedResponseError` without envelope. */
+/**
+ * Turns an error answer into its typed error (by envelope `type`), or `UnexpectedResponseError` without envelope.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const decodeErrorResponse = (
   response: HttpClientResponse.HttpClientResponse
 ): Effect.Effect<never, ApiError.AnyApiError | ApiError.UnexpectedResponseError> =>
@@ -87,7 +92,12 @@ export const decodeErrorResponse = (
     )
   })
 
-/** Normalizes any failure of the derived client into a {@link ClientFailure}. */
+/**
+ * Normalizes any failure of the derived client into a {@link ClientFailure}.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const normalizeError = (error: unknown): ClientFailure => {
   if (
     ApiError.isApiError(error) || error instanceof ApiError.UnknownApiError ||
@@ -124,7 +134,12 @@ export const normalizeError = (error: unknown): ClientFailure => {
 /** The validator of each schema `validate` has seen (made once: making one re-derives the schema's type AST). */
 const validators = new WeakMap<Schema.Schema.Any, (value: unknown) => Either.Either<any, ParseResult.ParseError>>()
 
-/** Checks an input against its schema before any I/O; a violation is an `InvalidRequestError` naming the field. */
+/**
+ * Checks an input against its schema before any I/O; a violation is an `InvalidRequestError` naming the field.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const validate = <A, I>(schema: Schema.Schema<A, I>, value: A): Effect.Effect<A, ApiError.InvalidRequestError> => {
   let validator = validators.get(schema)
   if (validator === undefined) {
@@ -151,6 +166,9 @@ const origin = (url: string) => url.replace(/\/+$/, "").replace(/\/v1$/, "")
 
 /**
  * Per-call retry overrides in effect for the current fiber, set by {@link withRetry}. Empty by default.
+ *
+ * @since 0.1.0
+ * @category Fiber refs
  */
 export const currentRetryOverrides: FiberRef.FiberRef<Partial<RetrySettings>> = globalValue(
   Symbol.for("boxkit/Transport/currentRetryOverrides"),
@@ -162,6 +180,9 @@ export const currentRetryOverrides: FiberRef.FiberRef<Partial<RetrySettings>> = 
  * `boxes.create(request).pipe(Transport.withRetry({ maxAttempts: 1 }))` or
  * `Transport.withRetry({ deadline: Duration.seconds(5) })(workflow)`. Nested uses combine, the inner winning; the
  * `retry` option of a service method wins over both.
+ *
+ * @since 0.1.0
+ * @category Combinators
  */
 export const withRetry: {
   (overrides: Partial<RetrySettings>): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -241,6 +262,9 @@ export const withResponse = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effe
 /**
  * The headers of a call's owner override (spec "Boxes": an admin acting on another user's private box names the
  * reason in `x-box-owner-override-reason`): the header when `reason` is set, else none.
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const ownerOverrideHeaders = (reason: string | undefined): { readonly [OwnerOverrideHeader]?: string } =>
   reason !== undefined ? { [OwnerOverrideHeader]: reason } : {}
@@ -248,6 +272,9 @@ export const ownerOverrideHeaders = (reason: string | undefined): { readonly [Ow
 /**
  * The options every operation of the client takes: `retry`, overrides of `BoxkitConfig.retry` for this call only
  * (they win over {@link withRetry} and the configuration), and `safeToRepeat`.
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface OperationOptions {
   readonly retry?: Partial<RetrySettings> | undefined
@@ -264,7 +291,7 @@ export interface OperationOptions {
   readonly safeToRepeat?: boolean | undefined
 }
 
-/** Options of one operation of the contract (see `Transport.operation`). */
+/** Options of one operation of the contract (see `Transport.operation`). @since 0.1.0 @category Models */
 export interface OperationCallOptions extends CallOptions {
   /** The reason of an admin's owner override, sent as `x-box-owner-override-reason` (box operations only). */
   readonly ownerOverrideReason?: string | undefined
@@ -284,7 +311,7 @@ export interface CallSite {
   readonly describe: () => { readonly operation: string; readonly method: string; readonly path: string }
 }
 
-/** Options of one logical call. */
+/** Options of one logical call. @since 0.1.0 @category Models */
 export interface CallOptions {
   /** True for reads and requests carrying an idempotency key: 500 and transport failures are then retried. */
   readonly safeToRepeat: boolean
@@ -297,7 +324,12 @@ export interface CallOptions {
   readonly onRetry?: ((error: ClientFailure) => void) | undefined
 }
 
-/** The retry settings of a call: `BoxkitConfig.retry`, then {@link withRetry}'s overrides, then `overrides`. */
+/**
+ * The retry settings of a call: `BoxkitConfig.retry`, then {@link withRetry}'s overrides, then `overrides`.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const resolveRetry = (base: RetrySettings, overrides?: Partial<RetrySettings>) =>
   Effect.map(FiberRef.get(currentRetryOverrides), (local) => mergeRetry(base, local, overrides))
 
@@ -476,7 +508,7 @@ class RawSite implements CallSite {
   }
 }
 
-/** The shared transport. */
+/** The shared transport. @since 0.1.0 @category Services */
 export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
   effect: Effect.gen(function*() {
     const config = yield* BoxkitConfig
