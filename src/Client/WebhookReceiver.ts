@@ -17,7 +17,12 @@ import { timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import { ModelResponse } from "../Domain/ModelResponse.js"
 
-/** Where completions already handed over are remembered. Pluggable; {@link memoryStore} is the default. */
+/**
+ * Where completions already handed over are remembered. Pluggable; {@link memoryStore} is the default.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface DeduplicationStore {
   /** True when `responseId` was handed over before (and not yet forgotten). */
   readonly seen: (responseId: string) => Effect.Effect<boolean>
@@ -29,6 +34,9 @@ export interface DeduplicationStore {
  * An in-memory store that forgets ids after `ttl` (default 2 hours). The local service redelivers for at most about
  * 80 minutes (20 rounds: delays of 5 s doubling to 5 minutes, 70 minutes in all, plus up to 30 s per round), so the
  * default outlives every redelivery; a daemon that restarts needs a durable store to stay exactly-once.
+ *
+ * @since 0.1.0
+ * @category Constructors
  */
 export const memoryStore = (ttl: Duration.Duration = Duration.hours(2)): Effect.Effect<DeduplicationStore> =>
   Effect.sync(() => {
@@ -55,7 +63,7 @@ export const memoryStore = (ttl: Duration.Duration = Duration.hours(2)): Effect.
     }
   })
 
-/** Options of a receiver. */
+/** Options of a receiver. @since 0.1.0 @category Models */
 export interface ReceiverOptions<E, R> {
   /** The expected `webhook_token`; when set, requests without `Authorization: Bearer <token>` get 401. */
   readonly token?: Redacted.Redacted<string> | undefined
@@ -65,7 +73,7 @@ export interface ReceiverOptions<E, R> {
   readonly handler: (response: ModelResponse) => Effect.Effect<void, E, R>
 }
 
-/** Constant-time comparison of a presented bearer token with the expected one. */
+/** Constant-time comparison of a presented bearer token with the expected one. @since 0.1.0 @category Utils */
 export const tokenMatches = (header: string | undefined, expected: Redacted.Redacted<string>): boolean =>
   bytesMatch(header, Buffer.from(Redacted.value(expected)))
 
@@ -95,7 +103,7 @@ const answers = {
   broken: HttpServerResponse.empty({ status: 500 })
 }
 
-/** The receiver as an `HttpApp` to mount in your own server (any path). */
+/** The receiver as an `HttpApp` to mount in your own server (any path). @since 0.1.0 @category Constructors */
 export const makeHttpApp = <E, R>(
   options: ReceiverOptions<E, R>
 ): Effect.Effect<HttpApp.Default<never, R | HttpServerRequest.HttpServerRequest>> =>
@@ -123,7 +131,12 @@ export const makeHttpApp = <E, R>(
     }).pipe(Effect.catchAllCause(() => Effect.succeed(answers.broken)))
   })
 
-/** Options of a receiver served on its own HTTP server ({@link layer}, {@link stream}). */
+/**
+ * Options of a receiver served on its own HTTP server ({@link layer}, {@link stream}).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface ServeOptions {
   /** Interface to listen on (default 127.0.0.1). */
   readonly host?: string | undefined
@@ -140,19 +153,25 @@ export interface ServeOptions {
 /**
  * Serves `app` on the `HttpServer` in context, with or without a span per request (`requestSpans`, default false).
  * Lives as long as the enclosing `Scope`.
+ *
+ * @since 0.1.0
+ * @category Constructors
  */
 export const serve = <R>(app: HttpApp.Default<never, R>, options: Pick<ServeOptions, "requestSpans"> = {}) =>
   options.requestSpans === true
     ? HttpServer.serveEffect(app)
     : HttpMiddleware.withTracerDisabledWhenEffect(HttpServer.serveEffect(app), () => true)
 
-/** The address of a running receiver, e.g. `http://127.0.0.1:40123/webhooks`. */
+/** The address of a running receiver, e.g. `http://127.0.0.1:40123/webhooks`. @since 0.1.0 @category Services */
 export class WebhookReceiverUrl extends Context.Tag("boxkit/WebhookReceiverUrl")<WebhookReceiverUrl, string>() {}
 
 /**
  * A receiver served on its own HTTP server ({@link ServeOptions}: `host` default 127.0.0.1, `port` default 0 = a free
  * port, no request spans by default). Its URL (ending in `/webhooks`; any path is accepted) is provided as
  * {@link WebhookReceiverUrl}.
+ *
+ * @since 0.1.0
+ * @category Layers
  */
 export const layer = <E, R>(options: ReceiverOptions<E, R> & ServeOptions) =>
   Layer.scoped(
@@ -167,6 +186,9 @@ export const layer = <E, R>(options: ReceiverOptions<E, R> & ServeOptions) =>
 /**
  * The completions of a receiver as a `Stream`: each completion is offered to the stream once; the webhook is
  * answered 2xx when the completion is in the stream's buffer. The server lives as long as the enclosing `Scope`.
+ *
+ * @since 0.1.0
+ * @category Constructors
  */
 export const stream = (options: Omit<ReceiverOptions<never, never>, "handler"> & ServeOptions) =>
   Effect.gen(function*() {
