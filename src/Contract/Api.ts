@@ -42,6 +42,9 @@ import { Principal } from "./Principal.js"
 /**
  * The groups whose operations are addressed from `{api_url}` (spec: "POST {api_url}/apps/find", "POST
  * {api_url}/responses"); every other group is addressed from `{base_url}`.
+ *
+ * @since 0.1.0
+ * @category Constants
  */
 export const apiUrlGroups: ReadonlySet<string> = new Set(["apps", "responses"])
 
@@ -53,18 +56,24 @@ export {
   OwnerOverrideReason
 } from "./Headers.js"
 
-/** The API version identifier (spec: Versioning). */
+/** The API version identifier (spec: Versioning). @since 0.1.0 @category Constants */
 export const apiVersion = "2026-10-04"
 
 /**
  * Marks an endpoint that honours `Idempotency-Key` (create box, upgrade, create response). The local service's
  * idempotency layer applies to exactly the endpoints carrying this annotation.
+ *
+ * @since 0.1.0
+ * @category Contract
  */
 export class Idempotent extends Context.Tag("boxkit/Idempotent")<Idempotent, true>() {}
 
 /**
  * Bearer authentication (spec: Authentication 1, 4). Fails with `AuthenticationError` (401, `invalid_api_key`) and
  * provides the {@link Principal} to handlers.
+ *
+ * @since 0.1.0
+ * @category Contract
  */
 export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("Authorization", {
   failure: Errors.Authentication,
@@ -88,12 +97,18 @@ const commonErrors = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E
 /**
  * The largest request body an endpoint takes when its operation names no other limit, in bytes: 16 KiB (requests
  * without a body, and small JSON bodies). docs/ASSUMPTIONS.md "Request body limits".
+ *
+ * @since 0.1.0
+ * @category Constants
  */
 export const defaultMaxBodyBytes = 16 * 1024
 
 /**
  * The largest request body an endpoint takes, in bytes (a larger one is answered 400 naming the limit, before it is
  * read). Set on each endpoint of the contract; read by the local service's request pipeline (Routes.ts).
+ *
+ * @since 0.1.0
+ * @category Contract
  */
 export class MaxBodyBytes extends Context.Tag("boxkit/MaxBodyBytes")<MaxBodyBytes, number>() {}
 
@@ -218,7 +233,7 @@ const completionWindowRules = [
   }
 ]
 
-/** Apps: POST /apps/find (spec: "POST {api_url}/apps/find"). */
+/** Apps: POST /apps/find (spec: "POST {api_url}/apps/find"). @since 0.1.0 @category Contract */
 export class AppsGroup extends HttpApiGroup.make("apps")
   .annotate(OpenApi.Description, "Apps: the named applications boxes are created from; addressed from `{api_url}`.")
   .add(
@@ -237,7 +252,12 @@ export class AppsGroup extends HttpApiGroup.make("apps")
   )
   .middleware(Authorization) {}
 
-/** Secrets: GET /secrets/{name} (spec) and POST /secrets (create; shape not shown, docs/ASSUMPTIONS.md). */
+/**
+ * Secrets: GET /secrets/{name} (spec) and POST /secrets (create; shape not shown, docs/ASSUMPTIONS.md).
+ *
+ * @since 0.1.0
+ * @category Contract
+ */
 export class SecretsGroup extends HttpApiGroup.make("secrets")
   .annotate(OpenApi.Description, "Secrets of the organization: names and dates are readable, values never leave the service.")
   .add(
@@ -270,7 +290,12 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
   )
   .middleware(Authorization) {}
 
-/** Egress policies: create and read (shapes not shown, docs/ASSUMPTIONS.md) and PATCH rename (spec). */
+/**
+ * Egress policies: create and read (shapes not shown, docs/ASSUMPTIONS.md) and PATCH rename (spec).
+ *
+ * @since 0.1.0
+ * @category Contract
+ */
 export class EgressPoliciesGroup extends HttpApiGroup.make("egressPolicies")
   .annotate(OpenApi.Description, "Egress policies: named, saved network rules a box can reference.")
   .add(
@@ -330,7 +355,12 @@ const lifecycleMove = <const Name extends "pause" | "resume" | "sleep">(name: Na
     docs
   )
 
-/** Boxes: create, read, upgrade, and the lifecycle operations named without a shape (docs/ASSUMPTIONS.md). */
+/**
+ * Boxes: create, read, upgrade, and the lifecycle operations named without a shape (docs/ASSUMPTIONS.md).
+ *
+ * @since 0.1.0
+ * @category Contract
+ */
 export class BoxesGroup extends HttpApiGroup.make("boxes")
   .annotate(OpenApi.Description, "Boxes: create, read, upgrade and move through their lifecycle.")
   .add(
@@ -408,7 +438,12 @@ export class BoxesGroup extends HttpApiGroup.make("boxes")
   )
   .middleware(Authorization) {}
 
-/** Exec: POST /boxes/{box_id}/exec/{exec_id}/resize (spec), with the `-` + `exec_request_id` form. */
+/**
+ * Exec: POST /boxes/{box_id}/exec/{exec_id}/resize (spec), with the `-` + `exec_request_id` form.
+ *
+ * @since 0.1.0
+ * @category Contract
+ */
 export class ExecGroup extends HttpApiGroup.make("exec")
   .annotate(OpenApi.Description, "Exec: the terminals of commands running in a box.")
   .add(
@@ -445,6 +480,9 @@ const GuestPortParam = HttpApiSchema.param("guest_port", Box.GuestPortFromPath)
  * domain `POST /boxes/{box_id}/listeners/{guest_port}/domains` `{hostname}` (the listener). All creator only: no
  * owner override (spec: "Only the creator of a box may publish or unpublish ports", "adding and removing custom
  * domains" stay with the creator). A box without persistence answers 409.
+ *
+ * @since 0.1.0
+ * @category Contract
  */
 export class ListenersGroup extends HttpApiGroup.make("listeners")
   .annotate(OpenApi.Description, "Listeners: the ports a box publishes, with their addresses and custom domains.")
@@ -495,6 +533,9 @@ export class ListenersGroup extends HttpApiGroup.make("listeners")
 /**
  * Clipboard: PUT /boxes/{box_id}/clipboard (spec). The body is raw bytes; its Content-Type (`text/plain` or
  * `image/*`) is the media type. The local service reads the bytes itself.
+ *
+ * @since 0.1.0
+ * @category Contract
  */
 export class ClipboardGroup extends HttpApiGroup.make("clipboard")
   .annotate(OpenApi.Description, "Clipboard: text or an image placed on a box's clipboard.")
@@ -528,6 +569,9 @@ export class ClipboardGroup extends HttpApiGroup.make("clipboard")
  * object (background), or, when `stream` is true on a foreground request, 200 `text/event-stream` of Responses events
  * (written by the handler; the contract cannot express a stream). Headers: `Idempotency-Key` and the completion-window
  * header `x-completion-window` (docs/ASSUMPTIONS.md).
+ *
+ * @since 0.1.0
+ * @category Contract
  */
 export class ResponsesGroup extends HttpApiGroup.make("responses")
   .annotate(OpenApi.Description, "Model responses: foreground, background (with completion webhooks) or streamed; addressed from `{api_url}`.")
@@ -587,6 +631,9 @@ export class ResponsesGroup extends HttpApiGroup.make("responses")
 /**
  * The whole contract, under the `/v1` version segment. Every group is behind bearer authentication (`Authorization`,
  * declared on each group so that each operation of the OpenAPI document names its security requirement).
+ *
+ * @since 0.1.0
+ * @category Contract
  */
 export class BoxServiceApi extends HttpApi.make("BoxService")
   .add(AppsGroup)
@@ -617,5 +664,5 @@ export class BoxServiceApi extends HttpApi.make("BoxService")
     { url: "http://127.0.0.1:8787", description: "the local box service (`boxkit serve`, default address)" }
   ]) {}
 
-/** The OpenAPI document of the contract. */
+/** The OpenAPI document of the contract. @since 0.1.0 @category Contract */
 export const openApiDocument = () => OpenApi.fromApi(BoxServiceApi)
