@@ -8,7 +8,12 @@
  */
 import * as ApiError from "../ApiError.js"
 
-/** Error schemas of the contract: the envelope on the wire at the spec's status, the typed class in code. */
+/**
+ * Error schemas of the contract: the envelope on the wire at the spec's status, the typed class in code.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export const Errors = {
   InvalidRequest: ApiError.atStatus(ApiError.InvalidRequestError, 400),
   Authentication: ApiError.atStatus(ApiError.AuthenticationError, 401),
