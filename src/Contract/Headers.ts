@@ -10,16 +10,19 @@
 import { Schema } from "effect"
 import * as ModelResponse from "../Domain/ModelResponse.js"
 
-/** The `Idempotency-Key` header (spec: Limits). */
+/** The `Idempotency-Key` header (spec: Limits). @since 0.1.0 @category Constants */
 export const IdempotencyKeyHeader = "idempotency-key"
-/** The owner-override header (spec: Authentication 7). */
+/** The owner-override header (spec: Authentication 7). @since 0.1.0 @category Constants */
 export const OwnerOverrideHeader = "x-box-owner-override-reason"
-/** The header on replayed idempotent answers (spec: Errors rule 3). */
+/** The header on replayed idempotent answers (spec: Errors rule 3). @since 0.1.0 @category Constants */
 export const IdempotentReplayedHeader = "idempotent-replayed"
 
 /**
  * The owner-override reason: printable ASCII only (spec: Authentication 7). An empty value passes here and counts as
  * no reason (the admin is then refused with 403).
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const OwnerOverrideReason = Schema.String.pipe(
   Schema.pattern(/^[\x20-\x7e]*$/, {
