@@ -13,6 +13,9 @@ import { Context, FiberRef } from "effect"
  * `orgId` is the organization of an organization-scoped key (null for a key that is not organization-scoped);
  * `userId` is set for user-scoped keys; `organizationOfUser` is the organization the key acts in for areas that do not
  * need an organization-scoped key (apps, responses); `admin` is true for organization admins.
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface PrincipalShape {
   readonly keyId: string
@@ -22,12 +25,20 @@ export interface PrincipalShape {
   readonly admin: boolean
 }
 
-/** The caller of the current request, provided by the `Authorization` middleware of the contract. */
+/**
+ * The caller of the current request, provided by the `Authorization` middleware of the contract.
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export class Principal extends Context.Tag("boxkit/Principal")<Principal, PrincipalShape>() {}
 
 /**
  * The caller resolved by the local service's request pipeline before routing; the `Authorization` middleware hands
  * it to handlers as {@link Principal}. None outside a request.
+ *
+ * @since 0.1.0
+ * @category Fiber refs
  */
 export const currentPrincipal: FiberRef.FiberRef<PrincipalShape | undefined> = FiberRef.unsafeMake<
   PrincipalShape | undefined
