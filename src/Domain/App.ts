@@ -9,7 +9,12 @@ import { Schema } from "effect"
 import { AppId } from "./Ids.js"
 import * as Text from "./Text.js"
 
-/** The App object: `id` (`app_` + UUID), `name`, `created_at` (Unix timestamp, seconds). Source: spec App. */
+/**
+ * The App object: `id` (`app_` + UUID), `name`, `created_at` (Unix timestamp, seconds). Source: spec App.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export class App extends Schema.Class<App>("App")({
   id: AppId,
   name: Schema.String,
@@ -20,6 +25,9 @@ export class App extends Schema.Class<App>("App")({
  * Body of POST /apps/find: the app `name` (1 to 128 characters, a line of text: no control characters, line breaks or
  * unpaired surrogates; assumptions, docs/ASSUMPTIONS.md "Text fields") and `mint_if_missing` (create the app when it
  * does not exist, so the call is safe on every start). Source: spec "POST {api_url}/apps/find".
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const FindAppRequest = Schema.Struct({
   name: Schema.String.pipe(
@@ -31,5 +39,5 @@ export const FindAppRequest = Schema.Struct({
   ),
   mint_if_missing: Schema.optional(Schema.Boolean)
 }).annotations({ examples: [{ name: "my-app", mint_if_missing: true }] })
-/** Body of POST /apps/find. */
+/** Body of POST /apps/find. @since 0.1.0 @category Models */
 export type FindAppRequest = typeof FindAppRequest.Type
