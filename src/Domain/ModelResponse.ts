@@ -10,16 +10,26 @@ import { Schema } from "effect"
 import { JsonValue, KeepingProtoMember, ObjectOf } from "./Json.js"
 import * as Text from "./Text.js"
 
-/** Model response statuses (spec: Model response object). */
+/** Model response statuses (spec: Model response object). @since 0.1.0 @category Schemas */
 export const ResponseStatus = Schema.Literal("queued", "in_progress", "failed", "completed", "incomplete", "cancelled")
-/** A model response status. */
+/** A model response status. @since 0.1.0 @category Models */
 export type ResponseStatus = typeof ResponseStatus.Type
 
-/** True for a status after which nothing changes: `completed`, `incomplete`, `failed`, `cancelled`. */
+/**
+ * True for a status after which nothing changes: `completed`, `incomplete`, `failed`, `cancelled`.
+ *
+ * @since 0.1.0
+ * @category Guards
+ */
 export const isFinished = (status: ResponseStatus): boolean =>
   status === "completed" || status === "incomplete" || status === "failed" || status === "cancelled"
 
-/** True for the statuses a completion webhook carries (spec Events rule 3: `completed` or `incomplete`). */
+/**
+ * True for the statuses a completion webhook carries (spec Events rule 3: `completed` or `incomplete`).
+ *
+ * @since 0.1.0
+ * @category Guards
+ */
 export const isDeliverable = (status: ResponseStatus): boolean => status === "completed" || status === "incomplete"
 
 const TokenDetails = Schema.Struct({ cached_tokens: Schema.Int, reasoning_tokens: Schema.Int })
@@ -28,6 +38,9 @@ const TokenDetails = Schema.Struct({ cached_tokens: Schema.Int, reasoning_tokens
  * Token usage, all integers counting tokens (spec: Model response object): `input_tokens`, `output_tokens`,
  * `total_tokens`, `prompt_tokens` (= input), `completion_tokens` (= output), and `input_tokens_details` /
  * `output_tokens_details` with `cached_tokens` and `reasoning_tokens`.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const Usage = Schema.Struct({
   input_tokens: Schema.Int,
@@ -38,21 +51,34 @@ export const Usage = Schema.Struct({
   input_tokens_details: TokenDetails,
   output_tokens_details: TokenDetails
 })
-/** Token usage. */
+/** Token usage. @since 0.1.0 @category Models */
 export type Usage = typeof Usage.Type
 
 /**
  * The `metadata` keys the service writes itself (decimal strings on a completed response); a request that supplies
  * either is refused with 400 (spec: POST /responses, metadata).
+ *
+ * @since 0.1.0
+ * @category Constants
  */
 export const reservedMetadataKeys = ["supercached_input_tokens", "supercache_write_input_tokens"] as const
 
-/** Completion windows: `asap`, `balanced`, `flex`. A background request uses `balanced` or `flex` (spec). */
+/**
+ * Completion windows: `asap`, `balanced`, `flex`. A background request uses `balanced` or `flex` (spec).
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export const CompletionWindow = Schema.Literal("asap", "balanced", "flex")
-/** A completion window. */
+/** A completion window. @since 0.1.0 @category Models */
 export type CompletionWindow = typeof CompletionWindow.Type
 
-/** The completion-window header (its name is not shown by the spec; docs/ASSUMPTIONS.md), lowercase. */
+/**
+ * The completion-window header (its name is not shown by the spec; docs/ASSUMPTIONS.md), lowercase.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const completionWindowHeader = "x-completion-window"
 
 /**
@@ -60,6 +86,9 @@ export const completionWindowHeader = "x-completion-window"
  * `reasoning.encrypted_content` is named by the spec, and reasoning items still come back without encrypted content.
  * The others ask for outputs of tools the local service does not run, so they change nothing. Any other value is
  * refused with 400 (docs/ASSUMPTIONS.md).
+ *
+ * @since 0.1.0
+ * @category Constants
  */
 export const includableValues = [
   "reasoning.encrypted_content",
@@ -72,14 +101,19 @@ export const includableValues = [
   "code_interpreter_call.outputs"
 ] as const
 
-/** One value of the `include` list. */
+/** One value of the `include` list. @since 0.1.0 @category Schemas */
 export const Includable = Schema.Literal(...includableValues).annotations({
   message: () => `include values must be one of: ${includableValues.join(", ")}`
 })
 
-/** The largest token id of a pre-tokenized prompt (spec Limits: each 0 to 2147483647). */
+/**
+ * The largest token id of a pre-tokenized prompt (spec Limits: each 0 to 2147483647).
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const maxTokenId = 2147483647
-/** The most ids in a pre-tokenized prompt (spec Limits: 1 to 2000000 elements). */
+/** The most ids in a pre-tokenized prompt (spec Limits: 1 to 2000000 elements). @since 0.1.0 @category Constants */
 export const maxPromptTokenIds = 2000000
 
 const tokenIdsProblem = (u: unknown): string | undefined => {
@@ -101,6 +135,9 @@ const tokenIdsProblem = (u: unknown): string | undefined => {
  * The pre-tokenized prompt: 1 to 2,000,000 integer token ids, each 0 to 2147483647 (spec Limits), forwarded verbatim.
  * Checked in one loop (a per-element schema takes about a second for 2,000,000 ids); the message names the first bad
  * element.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const PromptTokenIds = Schema.declare(
   (u: unknown): u is ReadonlyArray<number> => tokenIdsProblem(u) === undefined,
@@ -122,6 +159,9 @@ export const PromptTokenIds = Schema.declare(
  * `reasoning` items (`{type, id, summary, content}`, never `encrypted_content`) and one `message` item
  * (`{type, id, status, role: "assistant", content: [{type: "output_text", text, annotations, logprobs}]}`),
  * `incomplete_details` is `{reason: "max_output_tokens"}`, `error` is `{code, message}`.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export class ModelResponse extends Schema.Class<ModelResponse>("ModelResponse")({
   id: Schema.String,
@@ -162,6 +202,9 @@ const modelResponseFields: ReadonlyArray<string> = Object.keys(ModelResponse.fie
  * (a plain object with the schema's fields; fields that are `undefined` left out), several times faster. It can copy
  * the fields because every field of the schema encodes as itself (strings, numbers, literals, records, unknown
  * JSON): no field has a transformation. test/domain/ModelResponseJson.test.ts proves the equality.
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const toJson = (response: ModelResponse): Record<string, unknown> => {
   const encoded: Record<string, unknown> = {}
@@ -172,7 +215,7 @@ export const toJson = (response: ModelResponse): Record<string, unknown> => {
   return encoded
 }
 
-/** The text of every `output_text` part of a response's message items, joined. */
+/** The text of every `output_text` part of a response's message items, joined. @since 0.1.0 @category Utils */
 export const outputText = (response: ModelResponse): string =>
   response.output.flatMap((item: any) =>
     item?.type === "message" && Array.isArray(item.content)
@@ -189,6 +232,9 @@ const ContentPart = KeepingProtoMember(
 /**
  * An input item: a message (`type` omitted or `message`) with a `role` (`user`, `assistant`, `system`, `developer`;
  * default `user`) and string or part-array content, or another typed item (refused by the local service).
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const InputItem = KeepingProtoMember(
   Schema.Struct(
@@ -210,6 +256,9 @@ const Nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Sch
  * responses"): `metadata` as the hosted Responses API limits it (at most 16 pairs, keys of at most 64 characters,
  * values of at most 512), `model`, `user` and `prompt_cache_key` at most 256 characters, at most 128 `tools`, and an
  * `input` of at most 8 MiB as JSON text (a string: its characters). Each is a 400 naming the field.
+ *
+ * @since 0.1.0
+ * @category Constants
  */
 export const requestLimits = {
   metadataPairs: 16,
@@ -235,6 +284,9 @@ const inputLength = (input: unknown): number => typeof input === "string" ? inpu
  * `prompt_cache_key` (cache routing key), `store` (no effect), `truncation` (only `disabled`), `max_tool_calls`
  * (0 to 2147483647), `max_output_tokens` (at least 1), `temperature` (0 to 2), `top_p` (0 to 1) and
  * `prompt_token_ids` (the pre-tokenized prompt, {@link PromptTokenIds}). Optional fields accept `null` as "not set".
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const CreateResponseRequest = Schema.Struct({
   model: Schema.propertySignature(
@@ -332,7 +384,7 @@ export const CreateResponseRequest = Schema.Struct({
     ]
   }
 })
-/** Body of POST /responses. */
+/** Body of POST /responses. @since 0.1.0 @category Models */
 export type CreateResponseRequest = typeof CreateResponseRequest.Type
 
 /**
@@ -344,13 +396,21 @@ export type CreateResponseRequest = typeof CreateResponseRequest.Type
  * deltas, `response` on lifecycle events), as the hosted Responses API shapes them.
  *
  * Source: spec "POST {api_url}/responses" (stream); docs/ASSUMPTIONS.md "Model responses" (event names).
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const StreamEvent = Schema.Struct(
   { type: Schema.String, sequence_number: Schema.Int },
   { key: Schema.String, value: JsonValue }
 )
-/** One event of a streamed response. */
+/** One event of a streamed response. @since 0.1.0 @category Models */
 export type StreamEvent = typeof StreamEvent.Type
 
-/** The event types that end a stream; each carries the final Model response object in `response`. */
+/**
+ * The event types that end a stream; each carries the final Model response object in `response`.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const terminalEventTypes: ReadonlyArray<string> = ["response.completed", "response.incomplete", "response.failed"]
