@@ -12,6 +12,9 @@ import * as Text from "./Text.js"
 /**
  * A secret name: a letter or digit, then up to 127 letters, digits, underscores or dashes (at most 128 characters).
  * Source: spec Secret.name and Limits.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const SecretName = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/, {
@@ -23,6 +26,9 @@ export const SecretName = Schema.String.pipe(
 /**
  * The `name` path parameter of GET /secrets/{name}: optional surrounding whitespace (ignored), then a
  * {@link SecretName}. Source: spec "GET {base_url}/secrets/{name}".
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const SecretNameParam = Schema.compose(Schema.Trim, SecretName).annotations({
   jsonSchema: {
@@ -35,6 +41,9 @@ export const SecretNameParam = Schema.compose(Schema.Trim, SecretName).annotatio
 /**
  * The Secret object: exactly `org_id`, `name`, `created_at`, `updated_at` (date-time strings). No other properties
  * appear; the value is never returned. Source: spec Secret.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export class Secret extends Schema.Class<Secret>("Secret")({
   org_id: Schema.String,
@@ -43,13 +52,16 @@ export class Secret extends Schema.Class<Secret>("Secret")({
   updated_at: DateTimeString
 }) {}
 
-/** The largest secret value, in characters (docs/ASSUMPTIONS.md). */
+/** The largest secret value, in characters (docs/ASSUMPTIONS.md). @since 0.1.0 @category Constants */
 export const maxSecretValueLength = 65536
 
 /**
  * A secret value: free text (Text.ts: no NUL, no unpaired surrogate; tabs and line breaks kept, as in a PEM key) of at
  * most {@link maxSecretValueLength} characters, held `Redacted`. Its error messages never quote the value (a rejected
  * value must not appear in any answer or log line). Source: docs/ASSUMPTIONS.md "Text fields".
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const SecretValue = Schema.Redacted(
   Schema.String.annotations({ message: () => "value must be a string" }).pipe(
@@ -65,10 +77,13 @@ export const SecretValue = Schema.Redacted(
 /**
  * Body of the create-secret operation (`POST {base_url}/secrets`, shape not shown by the spec; docs/ASSUMPTIONS.md):
  * a {@link SecretName} and its value, which is write-only. Creating an existing name replaces its value.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const CreateSecretRequest = Schema.Struct({
   name: SecretName,
   value: SecretValue
 })
-/** Body of the create-secret operation. */
+/** Body of the create-secret operation. @since 0.1.0 @category Models */
 export type CreateSecretRequest = typeof CreateSecretRequest.Type
