@@ -7,10 +7,20 @@
 import type * as Undici from "@effect/platform-node/Undici"
 import { Effect, type Scope } from "effect"
 
-/** Connections per origin of {@link makeAgent} (concurrent requests beyond this wait for a free connection). */
+/**
+ * Connections per origin of {@link makeAgent} (concurrent requests beyond this wait for a free connection).
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const defaultConnections = 128
 
-/** Options of {@link makeAgent}. */
+/**
+ * Options of {@link makeAgent}.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface AgentOptions {
   /** Connections per origin at most (default {@link defaultConnections}). */
   readonly connections?: number
@@ -22,6 +32,9 @@ export interface AgentOptions {
  * What {@link make} needs of a dispatcher: undici's `request` with a callback (answers whose body is read as it
  * comes), and `dispatch` (answers read whole, {@link readWhole}). Every undici `Dispatcher` (`Agent`, `Pool`,
  * `Client`, `MockAgent`) has both.
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface RequestDispatcher {
   request(
@@ -89,6 +102,9 @@ class AgentOnFirstRequest implements RequestDispatcher {
  * A keep-alive undici `Agent` for the toolkit, closed (its connections destroyed) when the scope closes. No
  * pipelining: one request per connection at a time, so a slow answer never holds up another. The agent (and undici)
  * is made when the first request is sent.
+ *
+ * @since 0.1.0
+ * @category Constructors
  */
 export const makeAgent = (options: AgentOptions = {}): Effect.Effect<RequestDispatcher, never, Scope.Scope> =>
   Effect.acquireRelease(
