@@ -50,6 +50,9 @@ export { defaultConnections, makeAgent } from "./UndiciAgent.js"
  * exchange that reaches it fails with (as the `cause` of a `RequestError` while waiting for the answer, or of a
  * `ResponseError` while reading the body). The request is aborted then. `Transport.call` sets one for each attempt
  * ({@link withDeadline}), so a plain timer bounds the attempt instead of a racing fiber.
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface Deadline {
   readonly atMillis: number
@@ -63,12 +66,20 @@ export interface Deadline {
  */
 const deadlines = new WeakMap<Fiber.RuntimeFiber<unknown, unknown>, Deadline>()
 
-/** The deadline of `fiber`'s HTTP exchanges, if it runs inside {@link withDeadline}. */
+/**
+ * The deadline of `fiber`'s HTTP exchanges, if it runs inside {@link withDeadline}.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const deadlineOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Deadline | undefined => deadlines.get(fiber)
 
 /**
  * Runs `self` with `deadline` on the HTTP exchanges that the clients made by {@link make} run for it on the same
  * fiber (not on fibers it forks). The previous deadline is back when `self` ends, however it ends.
+ *
+ * @since 0.1.0
+ * @category Combinators
  */
 export const withDeadline = <A, E, R>(self: Effect.Effect<A, E, R>, deadline: Deadline): Effect.Effect<A, E, R> =>
   Effect.withFiberRuntime<A, E, R>((fiber) => {
@@ -110,6 +121,9 @@ const WholeBody: unique symbol = Symbol.for("boxkit/UndiciHttpClient/WholeBody")
  * the answer's head is in, the {@link withDeadline} deadline no longer fails the request: the answer is handed over
  * and reading its body fails with the deadline's error (the status stands). Used for webhook deliveries, whose
  * receiver's answer counts by its status (docs/ASSUMPTIONS.md "Webhooks").
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const readWhole = (
   request: HttpClientRequest.HttpClientRequest,
@@ -122,7 +136,12 @@ export const readWhole = (
 /** Marks the clients made by {@link make}: they honour {@link withDeadline}. */
 const HonoursDeadline: unique symbol = Symbol.for("boxkit/UndiciHttpClient/HonoursDeadline")
 
-/** True when `client` is one made by {@link make} (unwrapped), so it honours {@link withDeadline}. */
+/**
+ * True when `client` is one made by {@link make} (unwrapped), so it honours {@link withDeadline}.
+ *
+ * @since 0.1.0
+ * @category Guards
+ */
 export const honoursDeadline = (client: HttpClient.HttpClient.With<any, any>): boolean => HonoursDeadline in client
 
 
@@ -372,7 +391,7 @@ const withRequest = <E, R>(
   f: (request: HttpClientRequest.HttpClientRequest) => Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>
 ) => Exit.isExit(effect) && Exit.isSuccess(effect) ? f(effect.value as HttpClientRequest.HttpClientRequest) : Effect.flatMap(effect, f)
 
-/** The `HttpClient` over `dispatcher`. */
+/** The `HttpClient` over `dispatcher`. @since 0.1.0 @category Constructors */
 export const make = (dispatcher: RequestDispatcher): HttpClient.HttpClient => {
   const client = HttpClient.makeWith<HttpClientError.HttpClientError, never, HttpClientError.HttpClientError, never>(
     (requestEffect) =>
@@ -401,18 +420,33 @@ export const make = (dispatcher: RequestDispatcher): HttpClient.HttpClient => {
   return Object.assign(client, { [HonoursDeadline]: true })
 }
 
-/** The undici dispatcher the toolkit's `HttpClient` uses (any undici `Dispatcher`, or {@link makeAgent}'s). */
+/**
+ * The undici dispatcher the toolkit's `HttpClient` uses (any undici `Dispatcher`, or {@link makeAgent}'s).
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export class Dispatcher extends Context.Tag("boxkit/UndiciHttpClient/Dispatcher")<Dispatcher, RequestDispatcher>() {}
 
-/** The `HttpClient` over the {@link Dispatcher} in context. */
+/**
+ * The `HttpClient` over the {@link Dispatcher} in context.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
 export const layerWithoutDispatcher: Layer.Layer<HttpClient.HttpClient, never, Dispatcher> = Layer.effect(
   HttpClient.HttpClient,
   Effect.map(Dispatcher, make)
 )
 
-/** The `HttpClient` over its own {@link makeAgent} (closed with the layer). */
+/**
+ * The `HttpClient` over its own {@link makeAgent} (closed with the layer).
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
 export const layerWith = (options: AgentOptions = {}): Layer.Layer<HttpClient.HttpClient> =>
   layerWithoutDispatcher.pipe(Layer.provide(Layer.scoped(Dispatcher, makeAgent(options))))
 
-/** The `HttpClient` over its own keep-alive agent with the default options. */
+/** The `HttpClient` over its own keep-alive agent with the default options. @since 0.1.0 @category Layers */
 export const layer: Layer.Layer<HttpClient.HttpClient> = layerWith()
