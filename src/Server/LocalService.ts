@@ -53,6 +53,9 @@ import * as WebhookDelivery from "./responses/WebhookDelivery.js"
  * The contract's bearer middleware: hands the caller resolved by the request pipeline to the handlers of routes that
  * `HttpApiBuilder` runs: from the request's context, where the Node handler (NodeHandler.ts) put it, else from
  * `currentPrincipal`, where `RequestPipeline.middleware` put it. The Node handler's compiled routes do not run it.
+ *
+ * @since 0.1.0
+ * @category Layers
  */
 export const authorizationLayer = Layer.succeed(Authorization, {
   bearer: () =>
@@ -66,6 +69,9 @@ export const authorizationLayer = Layer.succeed(Authorization, {
 /**
  * The contract with every group's handlers (`HttpApi.Api`); the groups register their routes in
  * `HttpApiBuilder.Router`, which the caller provides (NodeHandler.ts dispatches them).
+ *
+ * @since 0.1.0
+ * @category Layers
  */
 export const apiLayer = HttpApiBuilder.api(BoxServiceApi).pipe(
   Layer.provide(
@@ -82,7 +88,12 @@ export const apiLayer = HttpApiBuilder.api(BoxServiceApi).pipe(
   )
 )
 
-/** Loads a seed into the repositories. Organizations without `created_at` are created now. */
+/**
+ * Loads a seed into the repositories. Organizations without `created_at` are created now.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const applySeed = (seed: Seed.Seed) =>
   Effect.gen(function*() {
     const identity = yield* Repositories.Identity
@@ -127,10 +138,15 @@ export const applySeed = (seed: Seed.Seed) =>
 export { type AppOptions, inspectState, localRoutes, localState } from "./http/LocalRoutes.js"
 import { type AppOptions, localRoutes } from "./http/LocalRoutes.js"
 
-/** The contract's OpenAPI document as JSON bytes, encoded once (`GET /openapi.json`). */
+/** The contract's OpenAPI document as JSON bytes, encoded once (`GET /openapi.json`). @since 0.1.0 @category Utils */
 export const openApiJson = (): Uint8Array => new TextEncoder().encode(JSON.stringify(openApiDocument()))
 
-/** The pages beside `/v1` answered without a key, on both serving paths: `/docs` (DocsPage.ts). */
+/**
+ * The pages beside `/v1` answered without a key, on both serving paths: `/docs` (DocsPage.ts).
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const pages: ReadonlyMap<string, Effect.Effect<HttpServerResponse.HttpServerResponse>> = new Map([
   [DocsPage.path, DocsPage.response]
 ])
@@ -138,6 +154,9 @@ export const pages: ReadonlyMap<string, Effect.Effect<HttpServerResponse.HttpSer
 /**
  * The routes beside `/v1` on the fast path: `/openapi.json` (encoded once) and `/_local/*` (see {@link localRoutes};
  * the body is read here, at most 1 MiB).
+ *
+ * @since 0.1.0
+ * @category Constructors
  */
 export const extraRoutes = (options: AppOptions = {}) =>
   Effect.map(localRoutes(options), (local) => {
@@ -163,6 +182,9 @@ export const extraRoutes = (options: AppOptions = {}) =>
 /**
  * Options of the Responses area: the model behind it (default the deterministic local model; e.g.
  * `UpstreamModel.layerFromEnv(url)` for an OpenAI-compatible upstream) and webhook delivery options.
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface ResponsesOptions {
   readonly languageModel?: Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient> | undefined
@@ -182,6 +204,9 @@ export interface ResponsesOptions {
 /**
  * Every service of the local box service, seeded, without the HTTP server. Needs an `HttpClient` for webhooks.
  * Background fibers (boots, lifetime checks, background responses, deliveries) live in the layer's scope.
+ *
+ * @since 0.1.0
+ * @category Layers
  */
 export const layerServices = (
   seed: Seed.Seed,
@@ -208,12 +233,20 @@ export const layerServices = (
   ).pipe(Layer.provideMerge(config))
 }
 
-/** The Node HTTP server of the local service (created per build; `HttpServer` listens and closes it). */
+/**
+ * The Node HTTP server of the local service (created per build; `HttpServer` listens and closes it).
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export class NodeServer extends Context.Tag("boxkit/server/NodeServer")<NodeServer, Server>() {}
 
 /**
  * Serves the local service on the {@link NodeServer} in context: the contract's routes (as `HttpApiBuilder.group`
  * layers register them) behind the request pipeline, through NodeHandler.ts, plus {@link extraRoutes}.
+ *
+ * @since 0.1.0
+ * @category Layers
  */
 export const layerHttp = (options: AppOptions = {}) =>
   Layer.scopedDiscard(
@@ -232,10 +265,18 @@ export const layerHttp = (options: AppOptions = {}) =>
  * The two serving paths, one behaviour (docs/decisions/0001-two-serving-paths.md): `fast` (the default) answers
  * through NodeHandler.ts and the routes ContractRoutes.ts compiles; `platform` through `HttpApiBuilder.httpApp` behind
  * `HttpServer.serve` (PlatformServer.ts).
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export type ServerKind = "fast" | "platform"
 
-/** Where to listen (port 0 picks a free port) and which serving path answers (default `fast`). */
+/**
+ * Where to listen (port 0 picks a free port) and which serving path answers (default `fast`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface ListenOptions {
   readonly host?: string | undefined
   readonly port?: number | undefined
@@ -257,7 +298,12 @@ const makeNodeServer = (settings: Partial<LocalServiceSettings> = {}) => () => {
   })))
 }
 
-/** The stock serving path (PlatformServer.ts) on `HttpServer`, with the contract and its router. */
+/**
+ * The stock serving path (PlatformServer.ts) on `HttpServer`, with the contract and its router.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
 export const layerPlatformHttp = (options: AppOptions = {}) =>
   PlatformServer.layerHttp({ openApi: openApiJson(), pages, local: localRoutes(options) }).pipe(
     Layer.provide(apiLayer),
@@ -268,6 +314,9 @@ export const layerPlatformHttp = (options: AppOptions = {}) =>
  * The complete local service on Node: HTTP server on `host`:`port` (default 127.0.0.1, port 0), answered by the
  * `server` path (default `fast`), webhooks over undici, every service seeded from `seed`. Its `HttpServer` is in the
  * output, so its address can be read. Fails with `ServeError` when it cannot listen.
+ *
+ * @since 0.1.0
+ * @category Layers
  */
 export const layerNode = (
   seed: Seed.Seed,
@@ -304,5 +353,5 @@ export const layerNode = (
   )
 }
 
-/** The base URL (`http://HOST:PORT/v1`) of the `HttpServer` in context. */
+/** The base URL (`http://HOST:PORT/v1`) of the `HttpServer` in context. @since 0.1.0 @category Utils */
 export const baseUrl = HttpServer.addressFormattedWith((address) => Effect.succeed(`${address}/v1`))
