@@ -12,13 +12,21 @@ import { defaultQuotas, type QuotaSettings } from "./Quotas.js"
  * The kinds of fault the local service can inject (`boxkit serve --faults`, see FaultInjection.ts): a 429 with
  * `Retry-After`, a 503 with or without `Retry-After` (the request never runs), or the connection closed after the
  * request ran and before its answer is written.
+ *
+ * @since 0.1.0
+ * @category Constants
  */
 export const faultKinds = ["429", "503", "503-no-retry-after", "reset-after-commit"] as const
 
-/** One kind of injected fault. */
+/** One kind of injected fault. @since 0.1.0 @category Models */
 export type FaultKind = (typeof faultKinds)[number]
 
-/** Fault injection settings (FaultInjection.ts); {@link noFaults} injects nothing. */
+/**
+ * Fault injection settings (FaultInjection.ts); {@link noFaults} injects nothing.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface FaultSettings {
   /** The fraction (0 to 1) of `/v1` requests that get each kind of fault; the fractions add up to at most 1. */
   readonly rates: Readonly<Record<FaultKind, number>>
@@ -30,7 +38,7 @@ export interface FaultSettings {
   readonly seed: number
 }
 
-/** No faults: every rate zero, no latency. */
+/** No faults: every rate zero, no latency. @since 0.1.0 @category Constants */
 export const noFaults: FaultSettings = {
   rates: { "429": 0, "503": 0, "503-no-retry-after": 0, "reset-after-commit": 0 },
   latency: Duration.zero,
@@ -38,7 +46,7 @@ export const noFaults: FaultSettings = {
   seed: 0
 }
 
-/** Settings of the local box service. */
+/** Settings of the local box service. @since 0.1.0 @category Models */
 export interface LocalServiceSettings {
   /** Page for adding credits, sent as `billing_url` with a 402. */
   readonly billingUrl: string
@@ -98,7 +106,7 @@ export interface LocalServiceSettings {
   readonly requestTracing: boolean
 }
 
-/** The default settings. */
+/** The default settings. @since 0.1.0 @category Constants */
 export const defaults: LocalServiceSettings = {
   billingUrl: "http://127.0.0.1/billing/credits",
   newOrgInFlightCap: 4,
@@ -120,7 +128,7 @@ export const defaults: LocalServiceSettings = {
   requestTracing: false
 }
 
-/** The settings of the running local service. */
+/** The settings of the running local service. @since 0.1.0 @category Services */
 export class LocalServiceConfig extends Context.Tag("boxkit/server/LocalServiceConfig")<
   LocalServiceConfig,
   LocalServiceSettings
