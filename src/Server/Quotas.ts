@@ -19,7 +19,7 @@
 import { Effect } from "effect"
 import * as ApiError from "../ApiError.js"
 
-/** The quotas of every organization. */
+/** The quotas of every organization. @since 0.1.0 @category Models */
 export interface QuotaSettings {
   /** Boxes not terminated at once. */
   readonly boxes: number
@@ -55,7 +55,7 @@ export interface QuotaSettings {
  * of small answers). Source: docs/ASSUMPTIONS.md "Quotas".
  *
  * @since 0.1.0
- * @category quotas
+ * @category Constants
  */
 export const defaultIdempotencyKeys = 50_000
 
@@ -64,7 +64,7 @@ export const defaultIdempotencyKeys = 50_000
  * docs/ASSUMPTIONS.md "Quotas".
  *
  * @since 0.1.0
- * @category quotas
+ * @category Constants
  */
 export const defaultIdempotencyBytes = 32 * 1024 * 1024
 
@@ -74,7 +74,7 @@ export const defaultIdempotencyBytes = 32 * 1024 * 1024
  * remembered: the request did not run; it clears as remembered keys expire.
  *
  * @since 0.1.0
- * @category quotas
+ * @category Checks
  */
 export const idempotencyKeysExceeded = (): ApiError.QuotaExceededError =>
   ApiError.make.quotaExceeded(
@@ -88,11 +88,16 @@ export const idempotencyKeysExceeded = (): ApiError.QuotaExceededError =>
  * each. Source: docs/ASSUMPTIONS.md "Quotas".
  *
  * @since 0.1.0
- * @category quotas
+ * @category Constants
  */
 export const defaultCountQuota = 1000
 
-/** Generous for development: 1,000 boxes, background responses, secrets, egress policies and apps; 128 MiB. */
+/**
+ * Generous for development: 1,000 boxes, background responses, secrets, egress policies and apps; 128 MiB.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const defaultQuotas: QuotaSettings = {
   boxes: 1000,
   backgroundResponses: 1000,
@@ -107,7 +112,7 @@ export const defaultQuotas: QuotaSettings = {
  * and apps an organization holds.
  *
  * @since 0.1.0
- * @category quotas
+ * @category Models
  */
 export type CountQuota = "secrets" | "egress_policies" | "apps"
 
@@ -115,7 +120,7 @@ export type CountQuota = "secrets" | "egress_policies" | "apps"
  * The number of `quota` things an organization may hold under `quotas` ({@link defaultCountQuota} when unset).
  *
  * @since 0.1.0
- * @category quotas
+ * @category Checks
  */
 export const countLimit = (quotas: QuotaSettings, quota: CountQuota): number =>
   (quota === "secrets" ? quotas.secrets : quota === "egress_policies" ? quotas.egressPolicies : quotas.apps) ??
@@ -128,7 +133,7 @@ const countNouns: Record<CountQuota, string> = { secrets: "secrets", egress_poli
  * the store because the organization already holds its quota of them.
  *
  * @since 0.1.0
- * @category quotas
+ * @category Checks
  */
 export const countExceeded = (quotas: QuotaSettings, quota: CountQuota): ApiError.QuotaExceededError =>
   ApiError.make.quotaExceeded(
@@ -136,7 +141,12 @@ export const countExceeded = (quotas: QuotaSettings, quota: CountQuota): ApiErro
     quota
   )
 
-/** What an organization holds, against {@link QuotaSettings}. */
+/**
+ * What an organization holds, against {@link QuotaSettings}.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface Usage {
   readonly boxes: number
   readonly background_responses: number
@@ -149,6 +159,9 @@ export interface Usage {
 /**
  * The `quota_exceeded_error` code `boxes` for an organization that holds `activeBoxes` boxes not terminated. The
  * count is checked by the store as it inserts the box (`Boxes.insertWithinQuota`), after the request's own checks.
+ *
+ * @since 0.1.0
+ * @category Checks
  */
 export const boxesExceeded = (quotas: QuotaSettings, activeBoxes: number): ApiError.QuotaExceededError =>
   ApiError.make.quotaExceeded(
@@ -156,7 +169,12 @@ export const boxesExceeded = (quotas: QuotaSettings, activeBoxes: number): ApiEr
     "boxes"
   )
 
-/** Fails with `quota_exceeded_error` code `background_responses` when `inFlight` is already at the quota. */
+/**
+ * Fails with `quota_exceeded_error` code `background_responses` when `inFlight` is already at the quota.
+ *
+ * @since 0.1.0
+ * @category Checks
+ */
 export const checkBackgroundResponses = (
   quotas: QuotaSettings,
   inFlight: number
@@ -174,7 +192,7 @@ export const checkBackgroundResponses = (
  * bytes (besides any it replaces) and `adding` more would pass its quota.
  *
  * @since 0.1.0
- * @category quotas
+ * @category Checks
  */
 export const storedBytesExceeded = (
   quotas: QuotaSettings,
