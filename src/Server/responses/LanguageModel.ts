@@ -20,25 +20,33 @@ import * as Tokenizer from "./Tokenizer.js"
 /**
  * One part of a prompt message: text, an image (`url`: an http(s) URL or a `data:` URL, from `input_image.image_url`),
  * or an inline PDF (`data`: the `data:application/pdf;base64,...` URL from `input_file.file_data`).
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export type PromptPart =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "image"; readonly url: string }
   | { readonly type: "file"; readonly filename: string; readonly data: string }
 
-/** One message of the prompt. `role` is `system`, `developer`, `user` or `assistant`. */
+/** One message of the prompt. `role` is `system`, `developer`, `user` or `assistant`. @since 0.1.0 @category Models */
 export interface PromptMessage {
   readonly role: "system" | "developer" | "user" | "assistant"
   readonly parts: ReadonlyArray<PromptPart>
 }
 
-/** A text-only message. */
+/** A text-only message. @since 0.1.0 @category Constructors */
 export const textMessage = (role: PromptMessage["role"], text: string): PromptMessage => ({
   role,
   parts: [{ type: "text", text }]
 })
 
-/** The text of a message: its text parts, with `[image]` and `[file NAME]` standing for the other parts. */
+/**
+ * The text of a message: its text parts, with `[image]` and `[file NAME]` standing for the other parts.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const messageText = (message: PromptMessage): string =>
   message.parts.map((part) =>
     part.type === "text" ? part.text : part.type === "image" ? "[image]" : `[file ${part.filename}]`
@@ -50,6 +58,9 @@ export const messageText = (message: PromptMessage): string =>
  * output in tokens (reasoning included); `temperature` (0 to 2), `topP` (0 to 1); `reasoningEffort` from
  * `reasoning.effort` when the request sets one; `stream`: true when the caller streams the answer (Server-Sent Events),
  * so pieces should be small; otherwise (false or omitted) a model may answer in whole pieces.
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export interface GenerateRequest {
   readonly model: string
@@ -65,13 +76,21 @@ export interface GenerateRequest {
 /**
  * One piece of a model's answer: `Text` (answer text) or `Reasoning` (reasoning text) with the number of output
  * `tokens` it took (at least 0), or `Length`: the model stopped because it reached its output-token limit.
+ *
+ * @since 0.1.0
+ * @category Models
  */
 export type ModelChunk =
   | { readonly _tag: "Text"; readonly text: string; readonly tokens: number }
   | { readonly _tag: "Reasoning"; readonly text: string; readonly tokens: number }
   | { readonly _tag: "Length" }
 
-/** The model failed: an upstream answered an error or could not be reached. `message` says why. */
+/**
+ * The model failed: an upstream answered an error or could not be reached. `message` says why.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export class LanguageModelError extends Data.TaggedError("LanguageModelError")<{
   /** What callers are told: generic, never an upstream's body or address. */
   readonly message: string
@@ -85,27 +104,41 @@ export class LanguageModelError extends Data.TaggedError("LanguageModelError")<{
  * A text generator: a stream of {@link ModelChunk}s for one request (`generate`), and optionally the whole answer at
  * once (`answer`: the same chunks as one array, for callers that do not stream; when absent, callers collect
  * `generate`).
+ *
+ * @since 0.1.0
+ * @category Services
  */
 export class LanguageModel extends Context.Tag("boxkit/server/LanguageModel")<LanguageModel, {
   readonly generate: (request: GenerateRequest) => Stream.Stream<ModelChunk, LanguageModelError>
   readonly answer?: ((request: GenerateRequest) => Effect.Effect<ReadonlyArray<ModelChunk>, LanguageModelError>) | undefined
 }>() {}
 
-/** Counts the tokens of a text with the o200k tokenizer (`gpt-tokenizer`). Needs `Tokenizer.load`. */
+/**
+ * Counts the tokens of a text with the o200k tokenizer (`gpt-tokenizer`). Needs `Tokenizer.load`.
+ *
+ * @since 0.1.0
+ * @category Tokenizer
+ */
 export const countTokens = Tokenizer.countTokens
 
-/** Tokenizes a text with the o200k tokenizer. Needs `Tokenizer.load`. */
+/** Tokenizes a text with the o200k tokenizer. Needs `Tokenizer.load`. @since 0.1.0 @category Tokenizer */
 export const tokenize = Tokenizer.encode
 
 /**
  * Decodes token ids with the o200k tokenizer; ids outside its vocabulary are skipped; each call stands alone (see
  * `Tokenizer.decodeKnown`). Needs `Tokenizer.load`.
+ *
+ * @since 0.1.0
+ * @category Tokenizer
  */
 export const decodeKnown = Tokenizer.decodeKnown
 
 /**
  * Splits token ids into text pieces on character boundaries: each piece is the decoded text of one or more tokens
  * (several when a character spans tokens) with its token count.
+ *
+ * @since 0.1.0
+ * @category Tokenizer
  */
 export const tokenPieces = (ids: ReadonlyArray<number>): Array<{ readonly text: string; readonly tokens: number }> => {
   const pieces: Array<{ text: string; tokens: number }> = []
@@ -141,7 +174,7 @@ const fnv = (h: number, text: string): number => {
   return h
 }
 
-/** True when a reasoning effort asks for reasoning (anything but `none` and `minimal`). */
+/** True when a reasoning effort asks for reasoning (anything but `none` and `minimal`). @since 0.1.0 @category Utils */
 export const reasons = (effort: string | undefined): boolean =>
   effort !== undefined && effort !== "none" && effort !== "minimal"
 
@@ -149,6 +182,9 @@ export const reasons = (effort: string | undefined): boolean =>
  * The deterministic answer of the local model, before any token limit: `text` quotes the user's words (or the start of
  * the pre-tokenized prompt, decoded) and adds two sentences picked by a hash of the whole prompt; `reasoning` is a
  * short deterministic reasoning text when `reasoningEffort` asks for reasoning, else null. Needs `Tokenizer.load`.
+ *
+ * @since 0.1.0
+ * @category Local model
  */
 export const localReply = (request: GenerateRequest): { readonly reasoning: string | null; readonly text: string } => {
   let seed = fnv(2166136261, request.model)
@@ -180,6 +216,9 @@ export const localReply = (request: GenerateRequest): { readonly reasoning: stri
  * The chunks of the local model's answer: reasoning first, then text. Streamed (`stream` true): pieces of one token
  * (several only where a character spans tokens). Otherwise: the whole reasoning and the whole text, each counted
  * with the tokenizer once (the same texts and token totals as the pieces).
+ *
+ * @since 0.1.0
+ * @category Local model
  */
 export const localChunks = (request: GenerateRequest): Array<ModelChunk> => {
   const reply = localReply(request)
@@ -199,6 +238,9 @@ export const localChunks = (request: GenerateRequest): Array<ModelChunk> => {
 /**
  * The deterministic local model: {@link localChunks} of {@link localReply} (the tokenizer loaded first). It never
  * stops early on its own; the engine applies `max_output_tokens`.
+ *
+ * @since 0.1.0
+ * @category Layers
  */
 export const localLayer = Layer.succeed(LanguageModel, {
   generate: (request) => Stream.unwrap(Effect.as(Tokenizer.load, Stream.suspend(() => Stream.fromIterable(localChunks(request))))),
