@@ -32,10 +32,15 @@ import {
 } from "./LanguageModel.js"
 import * as Tokenizer from "./Tokenizer.js"
 
-/** The environment variable holding the upstream's API key (optional: local servers often need none). */
+/**
+ * The environment variable holding the upstream's API key (optional: local servers often need none).
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const apiKeyEnv = "BOXKIT_MODEL_UPSTREAM_API_KEY"
 
-/** Settings of the upstream adapter. */
+/** Settings of the upstream adapter. @since 0.1.0 @category Models */
 export interface UpstreamSettings {
   /** Base URL of the OpenAI-compatible API, e.g. `http://127.0.0.1:8000/v1` (no trailing path). */
   readonly url: string
@@ -47,7 +52,7 @@ export interface UpstreamSettings {
   readonly headersTimeout?: Duration.Duration | undefined
 }
 
-/** One message in the chat-completions shape. */
+/** One message in the chat-completions shape. @since 0.1.0 @category Utils */
 export const chatMessage = (message: PromptMessage): { readonly role: string; readonly content: unknown } => {
   const role = message.role === "developer" ? "system" : message.role
   if (message.parts.every((part) => part.type === "text")) {
@@ -65,7 +70,7 @@ export const chatMessage = (message: PromptMessage): { readonly role: string; re
   }
 }
 
-/** The upstream request for a generate request: its path and JSON body. */
+/** The upstream request for a generate request: its path and JSON body. @since 0.1.0 @category Utils */
 export const upstreamRequest = (
   settings: Pick<UpstreamSettings, "model">,
   request: GenerateRequest
@@ -92,6 +97,9 @@ const describe = (value: unknown): string => {
 /**
  * An upstream failure as callers see it: a generic message and a code; what happened (the upstream's address, its
  * answer) only in `detail`, which the service logs at debug level.
+ *
+ * @since 0.1.0
+ * @category Errors
  */
 export const upstreamFailure = (
   code: "upstream_unreachable" | "upstream_timeout" | "upstream_error" | "upstream_bad_answer",
@@ -110,7 +118,12 @@ export const upstreamFailure = (
       : "The model upstream sent an answer that could not be read."
   })
 
-/** The chunks of one parsed upstream message (a stream event's data, or a whole non-streamed answer). */
+/**
+ * The chunks of one parsed upstream message (a stream event's data, or a whole non-streamed answer).
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const chunksOf = (data: unknown): Effect.Effect<Array<ModelChunk>, LanguageModelError> => {
   if (typeof data !== "object" || data === null) {
     return Effect.fail(upstreamFailure("upstream_bad_answer", "upstream sent an event that is not a JSON object"))
@@ -163,7 +176,12 @@ const readAnswer = (
   )
 }
 
-/** The adapter as a `LanguageModel` implementation, using the `HttpClient` in context. */
+/**
+ * The adapter as a `LanguageModel` implementation, using the `HttpClient` in context.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
 export const make = (settings: UpstreamSettings) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
@@ -206,13 +224,16 @@ export const make = (settings: UpstreamSettings) =>
     })
   })
 
-/** The adapter as a layer. Needs an `HttpClient`. */
+/** The adapter as a layer. Needs an `HttpClient`. @since 0.1.0 @category Layers */
 export const layer = (settings: UpstreamSettings): Layer.Layer<LanguageModel, never, HttpClient.HttpClient> =>
   Layer.effect(LanguageModel, make(settings))
 
 /**
  * The adapter for `url`, with the API key read from the environment variable {@link apiKeyEnv} (optional). An
  * unreadable variable is a defect at start-up.
+ *
+ * @since 0.1.0
+ * @category Layers
  */
 export const layerFromEnv = (
   url: string,
