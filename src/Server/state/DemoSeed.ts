@@ -6,7 +6,12 @@
  */
 import type * as Seed from "./Seed.js"
 
-/** The example seed: organization `org_acme` with admin `user_ada` and three keys of different scopes. */
+/**
+ * The example seed: organization `org_acme` with admin `user_ada` and three keys of different scopes.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const example: Seed.SeedInput = {
   organizations: [
     { id: "org_acme", credits: true, created_at: "2026-01-01T00:00:00Z" },
