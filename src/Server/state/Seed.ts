@@ -11,7 +11,12 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import * as ParseIssues from "../../ParseIssues.js"
 
-/** An organization: `credits: false` makes it answer 402; `created_at` decides whether it is new (first 10 minutes). */
+/**
+ * An organization: `credits: false` makes it answer 402; `created_at` decides whether it is new (first 10 minutes).
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export const SeedOrganization = Schema.Struct({
   id: Schema.String.pipe(Schema.minLength(1)),
   credits: Schema.optionalWith(Schema.Boolean, { default: () => true }),
@@ -20,7 +25,7 @@ export const SeedOrganization = Schema.Struct({
   ))
 }).annotations({ identifier: "organization" })
 
-/** A user of an organization; `admin` users may use the owner override. */
+/** A user of an organization; `admin` users may use the owner override. @since 0.1.0 @category Schemas */
 export const SeedUser = Schema.Struct({
   id: Schema.String.pipe(Schema.minLength(1)),
   org_id: Schema.String,
@@ -30,6 +35,9 @@ export const SeedUser = Schema.Struct({
 /**
  * An API key. With `org_id` it is organization-scoped; with `user_id` too it is also user-scoped; without `org_id`
  * it is not organization-scoped (403 on box operations).
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const SeedApiKey = Schema.Struct({
   key: Schema.String.pipe(Schema.minLength(1)),
@@ -37,11 +45,11 @@ export const SeedApiKey = Schema.Struct({
   user_id: Schema.optional(Schema.String)
 }).annotations({ identifier: "api key" })
 
-/** A secret with its value (the value is never returned by the service). */
+/** A secret with its value (the value is never returned by the service). @since 0.1.0 @category Schemas */
 export const SeedSecret = Schema.Struct({ org_id: Schema.String, name: Schema.String, value: Schema.String })
   .annotations({ identifier: "secret" })
 
-/** A saved egress policy. */
+/** A saved egress policy. @since 0.1.0 @category Schemas */
 export const SeedEgressPolicy = Schema.Struct({
   id: Schema.String,
   org_id: Schema.String,
@@ -49,11 +57,11 @@ export const SeedEgressPolicy = Schema.Struct({
   document: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 }).annotations({ identifier: "egress policy" })
 
-/** An app. */
+/** An app. @since 0.1.0 @category Schemas */
 export const SeedApp = Schema.Struct({ id: Schema.String, org_id: Schema.String, name: Schema.String })
   .annotations({ identifier: "app" })
 
-/** The whole seed file. Every array is optional. */
+/** The whole seed file. Every array is optional. @since 0.1.0 @category Schemas */
 export const Seed = Schema.Struct({
   organizations: Schema.optionalWith(Schema.Array(SeedOrganization), { default: () => [] }),
   users: Schema.optionalWith(Schema.Array(SeedUser), { default: () => [] }),
@@ -62,15 +70,18 @@ export const Seed = Schema.Struct({
   egress_policies: Schema.optionalWith(Schema.Array(SeedEgressPolicy), { default: () => [] }),
   apps: Schema.optionalWith(Schema.Array(SeedApp), { default: () => [] })
 }).annotations({ identifier: "seed" })
-/** The decoded seed. */
+/** The decoded seed. @since 0.1.0 @category Models */
 export type Seed = typeof Seed.Type
-/** The seed as written in the file. */
+/** The seed as written in the file. @since 0.1.0 @category Models */
 export type SeedInput = typeof Seed.Encoded
 
 /**
  * The seed file could not be read or does not match the format: `path` is the file, `issues` each problem as
  * `path: message` (`organizations[0].id: expected string, got 5`), and `message` says it in one line
  * (`invalid seed file FILE: …; …` or `cannot read seed file FILE: …`).
+ *
+ * @since 0.1.0
+ * @category Errors
  */
 export class SeedError extends Schema.TaggedError<SeedError>()("SeedError", {
   message: Schema.String,
@@ -78,7 +89,12 @@ export class SeedError extends Schema.TaggedError<SeedError>()("SeedError", {
   issues: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
 }) {}
 
-/** Decodes a seed object; unknown fields are errors (`onExcessProperty: "error"`), reported with their path. */
+/**
+ * Decodes a seed object; unknown fields are errors (`onExcessProperty: "error"`), reported with their path.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
 export const decode = (input: unknown, path = "<seed>"): Effect.Effect<Seed, SeedError> =>
   Schema.decodeUnknown(Seed, { onExcessProperty: "error", errors: "all" })(input).pipe(
     Effect.mapError((error) => {
@@ -87,7 +103,7 @@ export const decode = (input: unknown, path = "<seed>"): Effect.Effect<Seed, See
     })
   )
 
-/** Reads and decodes a seed file (JSON). */
+/** Reads and decodes a seed file (JSON). @since 0.1.0 @category Constructors */
 export const load = (path: string): Effect.Effect<Seed, SeedError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -109,7 +125,7 @@ export const load = (path: string): Effect.Effect<Seed, SeedError, FileSystem.Fi
     return yield* decode(json, path)
   })
 
-/** An empty seed. */
+/** An empty seed. @since 0.1.0 @category Constants */
 export const empty: Seed = {
   organizations: [],
   users: [],
