@@ -36,10 +36,10 @@ import { layerDurableWork, layerInstances, layerTransactions } from "./SqlWork.j
 import { numberOf } from "./Rows.js"
 import * as SqlDriver from "../../../Sql/SqlDriver.js"
 
-/** The file of the SQLite database in a data directory. */
+/** The file of the SQLite database in a data directory. @since 0.1.0 @category Constants */
 export const databaseFileName = "boxkit.db"
 
-/** The lock file of a data directory: the process id of the service using it. */
+/** The lock file of a data directory: the process id of the service using it. @since 0.1.0 @category Constants */
 export const lockFileName = "serve.lock"
 
 /** The name of the migrations table. */
@@ -100,7 +100,7 @@ const layerOver = (description: string, sole: boolean) => {
 const storeError = (what: string) => (error: unknown) =>
   new StateStoreError({ message: error instanceof SqlDriver.SqlDriverError ? error.message : `${what}: ${SqlDriver.messageOf(error)}` })
 
-/** Options of the SQLite store. */
+/** Options of the SQLite store. @since 0.1.0 @category Models */
 export interface SqliteStateOptions {
   /**
    * The SQL client: `prepared` (default), SqliteClient.ts (statements prepared once, group commit); `stock`,
@@ -121,6 +121,9 @@ const clientFromEnvironment = (): "prepared" | "stock" | "sqlite-node" => {
  * The state in SQLite, in `directory` (created if missing, readable by its owner only) as `boxkit.db` with its WAL.
  * Fails with `StateStoreError` when the directory cannot be made, the database cannot be opened (another `serve`
  * holds it) or a migration fails.
+ *
+ * @since 0.1.0
+ * @category Layers
  */
 export const layerSqlite = (
   directory: string,
@@ -191,7 +194,12 @@ const lockDirectory = (directory: string): () => void => {
   throw new StateStoreError({ message: `cannot lock ${directory}: ${path} keeps coming back` })
 }
 
-/** `postgres://user:password@host:port/database` without its credentials, for people. */
+/**
+ * `postgres://user:password@host:port/database` without its credentials, for people.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const describePostgres = SqlDriver.describePostgres
 
 /**
@@ -200,6 +208,9 @@ export const describePostgres = SqlDriver.describePostgres
  * fills in by default, such as the host or the database, is left to it).
  * Checked before any connection, so that a mistyped URL is not reported as a DNS or connection failure.
  * Source: docs/ASSUMPTIONS.md "Durable state".
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const postgresUrlProblem = (url: string): string | undefined => {
   const expected = "expected postgres://USER:PASSWORD@HOST:5432/DATABASE"
@@ -219,7 +230,7 @@ export const postgresUrlProblem = (url: string): string | undefined => {
   return undefined
 }
 
-/** Options of the PostgreSQL store. */
+/** Options of the PostgreSQL store. @since 0.1.0 @category Models */
 export interface PostgresStateOptions {
   /** Connections of this instance's pool (default 10). */
   readonly maxConnections?: number | undefined
@@ -232,12 +243,20 @@ export interface PostgresStateOptions {
   readonly statementTimeout?: Duration.DurationInput | undefined
 }
 
-/** The default of {@link PostgresStateOptions.statementTimeout}. */
+/**
+ * The default of {@link PostgresStateOptions.statementTimeout}.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const defaultStatementTimeout: Duration.Duration = Duration.seconds(5)
 
 /**
  * `url` with the statement and read timeouts of `timeout` as connection parameters (which the `pg` driver reads from
  * the URL), unless the URL sets them. A URL WHATWG URLs cannot parse is left as it is.
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const withTimeouts = (url: string, timeout: Duration.Duration): string => {
   let parsed: URL
@@ -256,6 +275,9 @@ export const withTimeouts = (url: string, timeout: Duration.Duration): string =>
  * The state in PostgreSQL at `url` (`postgres://user:password@host:port/database`; the database must exist). Several
  * instances on one database are one service (SqlWork.ts). Fails with `StateStoreError` when the database refuses
  * the connection or a migration fails.
+ *
+ * @since 0.1.0
+ * @category Layers
  */
 export const layerPostgres = (
   url: Redacted.Redacted<string>,
