@@ -223,7 +223,7 @@ export interface EmbeddedService {
  * The embedded service of {@link layer}.
  *
  * @since 0.1.0
- * @category Tags
+ * @category Services
  */
 export class TestService extends Context.Tag("boxkit/testing/TestService")<TestService, EmbeddedService>() {}
 
