@@ -48,7 +48,12 @@ export class ActivityError extends Schema.TaggedError<ActivityError>()("Activity
   message: Schema.String
 }) {}
 
-/** The {@link ActivityError} of `operation` for any failure of the client. */
+/**
+ * The {@link ActivityError} of `operation` for any failure of the client.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export const toActivityError = (operation: string) => (error: unknown): ActivityError => {
   const fields = (typeof error === "object" && error !== null ? error : {}) as Record<string, unknown>
   return new ActivityError({
@@ -82,17 +87,32 @@ export const replayedAnswers = Metric.counter("boxkit_workflow_replayed_answers"
   incremental: true
 })
 
-/** Counts `answer` in {@link replayedAnswers} when the service replayed it. */
+/**
+ * Counts `answer` in {@link replayedAnswers} when the service replayed it.
+ *
+ * @since 0.1.0
+ * @category Metrics
+ */
 export const countReplayed = <A extends { readonly replayed: boolean }>(answer: A): Effect.Effect<A> =>
   answer.replayed ? Effect.as(Metric.increment(replayedAnswers), answer) : Effect.succeed(answer)
 
-/** The workflow name and execution id of the current workflow (the owner recorded in the ledger). */
+/**
+ * The workflow name and execution id of the current workflow (the owner recorded in the ledger).
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const currentOwner = Effect.map(WorkflowInstance, (instance) => ({
   workflowName: instance.workflow.name,
   executionId: instance.executionId
 }))
 
-/** Options of every activity: its `name`, unique within the workflow (each activity has a default). */
+/**
+ * Options of every activity: its `name`, unique within the workflow (each activity has a default).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface ActivityOptions {
   readonly name?: string | undefined
 }
