@@ -56,7 +56,7 @@ export const BoxJob = Workflow.make({
   error: BoxActivities.ActivityError
 })
 
-/** The name of box `index`. */
+/** The name of box `index`. @since 0.1.0 @category Utils */
 export const boxName = (index: number) => `orchestrate-${index}`
 
 /**
@@ -102,12 +102,17 @@ export interface Progress {
   readonly reaped: number
 }
 
-/** One line of progress, as `boxkit orchestrate` prints it. */
+/** One line of progress, as `boxkit orchestrate` prints it. @since 0.1.0 @category Utils */
 export const formatProgress = (progress: Progress): string =>
   `orchestrate: done ${progress.done}/${progress.total}, failed ${progress.failed}, resumed ${progress.resumed}, ` +
   `replayed ${progress.replayed}, reaped ${progress.reaped}`
 
-/** Options of {@link run}. */
+/**
+ * Options of {@link run}.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
 export interface RunOptions {
   /** How many box workflows (indexes 0 to boxes - 1). */
   readonly boxes: number
