@@ -40,12 +40,15 @@ import * as Ledger from "./Ledger.js"
  */
 export type RunnerServices = WorkflowEngine | Sharding | MessageStorage | SqlClient.SqlClient | Ledger.Ledger
 
-/** The file of the workflow database in a data directory. */
+/** The file of the workflow database in a data directory. @since 0.1.0 @category Constants */
 export const sqliteFileName = "workflows.db"
 
 /**
  * How often a runner looks in storage for messages it has not been told about (resumed workflows after a restart,
  * durable clocks, webhook completions sent by another runner): 1 s (the engine's default is 10 s).
+ *
+ * @since 0.1.0
+ * @category Constants
  */
 export const defaultMessagePollInterval = Duration.seconds(1)
 
@@ -85,7 +88,12 @@ export const layerSqlite = (
     )
   }))
 
-/** A free TCP port on `host` (the system's choice; another process may take it before it is used). */
+/**
+ * A free TCP port on `host` (the system's choice; another process may take it before it is used).
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const freePort = (host: string): Effect.Effect<number, SqlDriver.SqlDriverError> =>
   Effect.async((resume) => {
     const server = createServer()
@@ -103,6 +111,9 @@ export const freePort = (host: string): Effect.Effect<number, SqlDriver.SqlDrive
  * expired after 8 s (the engine's defaults: 10 s and 35 s), runners pinged every 5 s, assignments read every second,
  * so that the shards of a killed runner go to the others within seconds; a shard handed to a runner that joins waits
  * at most 2 s for the workflows on it (default 15 s): they are interrupted and resume on the new owner.
+ *
+ * @since 0.1.0
+ * @category Constants
  */
 export const postgresShardingDefaults = {
   entityMessagePollInterval: defaultMessagePollInterval,
@@ -117,6 +128,9 @@ export const postgresShardingDefaults = {
 /**
  * How long an unprocessed workflow message may stay claimed (`last_read`) before {@link layerStallWatchdog} releases
  * it for the next storage read.
+ *
+ * @since 0.1.0
+ * @category Constants
  */
 export const stallThreshold = Duration.seconds(15)
 
