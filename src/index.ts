@@ -30,19 +30,39 @@ export { BoxkitConfig } from "./Client/BoxkitConfig.js"
 /** Options and settings of the client. @since 0.1.0 */
 export type { BoxkitOptions, BoxkitSettings, RetrySettings } from "./Client/BoxkitConfig.js"
 
-/** Every client service in one layer: `Boxkit.layer(options)`, `Boxkit.layerConfig()`. @since 0.1.0 */
+/**
+ * Every client service in one layer: `Boxkit.layer(options)`, `Boxkit.layerConfig()`.
+ *
+ * @since 0.1.0
+ * @category Client modules
+ */
 export * as Boxkit from "./Client/Boxkit.js"
-/** A completion-webhook receiver for daemons (spec "Events / Completion webhook"). @since 0.1.0 */
+/**
+ * A completion-webhook receiver for daemons (spec "Events / Completion webhook").
+ *
+ * @since 0.1.0
+ * @category Client modules
+ */
 export * as WebhookReceiver from "./Client/WebhookReceiver.js"
-/** The retry Schedules and what is retried. @since 0.1.0 */
+/** The retry Schedules and what is retried. @since 0.1.0 @category Client modules */
 export * as Retry from "./Client/Retry.js"
-/** The shared transport: `withRetry` (per-call retries), `withResponse` (status, headers). @since 0.1.0 */
+/**
+ * The shared transport: `withRetry` (per-call retries), `withResponse` (status, headers).
+ *
+ * @since 0.1.0
+ * @category Client modules
+ */
 export * as Transport from "./Client/Transport.js"
-/** Idempotency keys on the client (`Idempotent` results, `Idempotent-Replayed`). @since 0.1.0 */
+/**
+ * Idempotency keys on the client (`Idempotent` results, `Idempotent-Replayed`).
+ *
+ * @since 0.1.0
+ * @category Client modules
+ */
 export * as IdempotencyKey from "./Client/IdempotencyKey.js"
-/** When operation spans are made (`Tracing.withMode`). @since 0.1.0 */
+/** When operation spans are made (`Tracing.withMode`). @since 0.1.0 @category Client modules */
 export * as Tracing from "./Client/Tracing.js"
-/** The toolkit's own undici `HttpClient` (what `Boxkit.layer` runs on). @since 0.1.0 */
+/** The toolkit's own undici `HttpClient` (what `Boxkit.layer` runs on). @since 0.1.0 @category Client modules */
 export * as UndiciHttpClient from "./Http/UndiciHttpClient.js"
 
 // Every error the client can fail with, found together.
@@ -88,21 +108,26 @@ export type {
 export { BoxFailedError, WaitTimeoutError } from "./Client/Boxes.js"
 /** Waiting for a model response: its result expired, or the wait ran past its deadline. @since 0.1.0 */
 export { ResponseExpiredError, ResponseWaitTimeoutError } from "./Client/Responses.js"
-/** The error model: the envelope, every error class, helpers (`ApiError.isApiError`). @since 0.1.0 */
+/** The error model: the envelope, every error class, helpers (`ApiError.isApiError`). @since 0.1.0 @category Errors */
 export * as ApiError from "./ApiError.js"
 
 // Schemas of every resource.
-/** Identifiers (`sb_`, `app_`, `ep_`/`hp_` + UUID), branded; `Ids.BoxId.make("sb_...")` checks one. @since 0.1.0 */
+/**
+ * Identifiers (`sb_`, `app_`, `ep_`/`hp_` + UUID), branded; `Ids.BoxId.make("sb_...")` checks one.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export * as Ids from "./Domain/Ids.js"
-/** Box schemas: create request, box record, status, upgrade and unpublish results. @since 0.1.0 */
+/** Box schemas: create request, box record, status, upgrade and unpublish results. @since 0.1.0 @category Schemas */
 export * as Box from "./Domain/Box.js"
-/** App schemas. @since 0.1.0 */
+/** App schemas. @since 0.1.0 @category Schemas */
 export * as App from "./Domain/App.js"
-/** Secret schemas. @since 0.1.0 */
+/** Secret schemas. @since 0.1.0 @category Schemas */
 export * as Secret from "./Domain/Secret.js"
-/** Egress policy schemas. @since 0.1.0 */
+/** Egress policy schemas. @since 0.1.0 @category Schemas */
 export * as EgressPolicy from "./Domain/EgressPolicy.js"
-/** Model response schemas. @since 0.1.0 */
+/** Model response schemas. @since 0.1.0 @category Schemas */
 export * as ModelResponse from "./Domain/ModelResponse.js"
-/** The HTTP contract (`HttpApi`) the client and the local service are derived from. @since 0.1.0 */
+/** The HTTP contract (`HttpApi`) the client and the local service are derived from. @since 0.1.0 @category Contract */
 export * as Api from "./Contract/Api.js"

@@ -28,15 +28,25 @@
  * @since 0.1.0
  */
 
-/** Box operations as Activities with execution-derived idempotency keys; compensation. @since 0.1.0 */
+/**
+ * Box operations as Activities with execution-derived idempotency keys; compensation.
+ *
+ * @since 0.1.0
+ * @category Activities
+ */
 export * as BoxActivities from "./Workflow/BoxActivities.js"
-/** Background responses awaited as a DurableDeferred: webhook handler and polling fallback. @since 0.1.0 */
+/**
+ * Background responses awaited as a DurableDeferred: webhook handler and polling fallback.
+ *
+ * @since 0.1.0
+ * @category Activities
+ */
 export * as ResponseActivities from "./Workflow/ResponseActivities.js"
-/** The ownership ledger of boxes and awaited responses. @since 0.1.0 */
+/** The ownership ledger of boxes and awaited responses. @since 0.1.0 @category Workflows */
 export * as Ledger from "./Workflow/Ledger.js"
-/** The reaper of boxes whose workflow ended or vanished. @since 0.1.0 */
+/** The reaper of boxes whose workflow ended or vanished. @since 0.1.0 @category Workflows */
 export * as Reaper from "./Workflow/Reaper.js"
-/** Runners: a single runner on SQLite, runners on PostgreSQL. @since 0.1.0 */
+/** Runners: a single runner on SQLite, runners on PostgreSQL. @since 0.1.0 @category Runners */
 export * as Runner from "./Workflow/Runner.js"
-/** The orchestration of `boxkit orchestrate`, a template. @since 0.1.0 */
+/** The orchestration of `boxkit orchestrate`, a template. @since 0.1.0 @category Workflows */
 export * as Orchestration from "./Workflow/Orchestration.js"
