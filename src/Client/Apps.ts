@@ -8,7 +8,6 @@
 import { Effect } from "effect"
 import { FindAppRequest } from "../Domain/App.js"
 import { type OperationOptions, Transport, validate } from "./Transport.js"
-import * as Tracing from "./Tracing.js"
 
 /** The Apps service. @since 0.1.0 @category Services */
 export class Apps extends Effect.Service<Apps>()("boxkit/Apps", {
@@ -19,7 +18,7 @@ export class Apps extends Effect.Service<Apps>()("boxkit/Apps", {
        * Finds the app named `name` (1 to 128 characters); with `mintIfMissing` it is created when missing, so the
        * call is safe on every start. Fails with `NotFoundError` when missing and not minted.
        */
-      find: Tracing.fn("Apps.find")(function*(
+      find: Effect.fn("Apps.find")(function*(
         name: string,
         options: OperationOptions & { readonly mintIfMissing?: boolean | undefined } = {}
       ) {

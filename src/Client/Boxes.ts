@@ -15,7 +15,6 @@ import type { BoxId } from "../Domain/Ids.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import { pollUntil } from "./Polling.js"
 import { type OperationOptions, Transport, validate } from "./Transport.js"
-import * as Tracing from "./Tracing.js"
 
 /**
  * A box ended in a status that will never become the awaited one (`failed`, `terminated`, ...).
@@ -101,7 +100,7 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
 
-    const retrieve = Tracing.fn("Boxes.retrieve")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
+    const retrieve = Effect.fn("Boxes.retrieve")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
       return yield* transport.operation("boxes", "retrieve", { path: { box_id: boxId } }, callOptions(options))
     })
 
@@ -116,7 +115,7 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
         replayed: IdempotencyKey.isReplayed(response.headers)
       }))
 
-    const create = Tracing.fn("Boxes.create")(function*(request: Box.CreateBoxRequest, options: IdempotentCallOptions = {}) {
+    const create = Effect.fn("Boxes.create")(function*(request: Box.CreateBoxRequest, options: IdempotentCallOptions = {}) {
       const payload = yield* validate(Box.CreateBoxRequest, request)
       // Resolved once, so that every retry repeats it.
       const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
@@ -124,11 +123,11 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
         key,
         transport.operationWithResponse("boxes", "create", { payload, headers: { "idempotency-key": key } }, callOptions(options))
       )
-      yield* Tracing.annotate({ "boxkit.replayed": answer.replayed, "boxkit.status": answer.value.status })
+      yield* Effect.annotateCurrentSpan({ "boxkit.replayed": answer.replayed, "boxkit.status": answer.value.status })
       return answer
     })
 
-    const awaitStatus = Tracing.fn("Boxes.awaitStatus")(function*(
+    const awaitStatus = Effect.fn("Boxes.awaitStatus")(function*(
       boxId: BoxId,
       target: string = "running",
       options: AwaitOptions = {}
@@ -163,7 +162,7 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
       })
     })
 
-    const upgrade = Tracing.fn("Boxes.upgrade")(function*(boxId: BoxId, options: IdempotentCallOptions = {}) {
+    const upgrade = Effect.fn("Boxes.upgrade")(function*(boxId: BoxId, options: IdempotentCallOptions = {}) {
       const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
       const answer = yield* idempotent(
         key,
@@ -174,16 +173,16 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
           callOptions(options)
         )
       )
-      yield* Tracing.annotate({ "boxkit.replayed": answer.replayed, "boxkit.applied": answer.value.applied })
+      yield* Effect.annotateCurrentSpan({ "boxkit.replayed": answer.replayed, "boxkit.applied": answer.value.applied })
       return answer
     })
 
     const lifecycle = (operation: "pause" | "resume" | "sleep") =>
-      Tracing.fn(`Boxes.${operation}`)(function*(boxId: BoxId, options: BoxCallOptions = {}) {
+      Effect.fn(`Boxes.${operation}`)(function*(boxId: BoxId, options: BoxCallOptions = {}) {
         return yield* transport.operation("boxes", operation, { path: { box_id: boxId } }, callOptions(options))
       })
 
-    const terminate = Tracing.fn("Boxes.terminate")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
+    const terminate = Effect.fn("Boxes.terminate")(function*(boxId: BoxId, options: BoxCallOptions = {}) {
       return yield* transport.operation("boxes", "terminate", { path: { box_id: boxId } }, callOptions(options))
     })
 

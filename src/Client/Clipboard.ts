@@ -13,7 +13,6 @@ import { EmptyObject } from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
 import type { BoxCallOptions } from "./Boxes.js"
 import { Transport } from "./Transport.js"
-import * as Tracing from "./Tracing.js"
 
 /**
  * True for the media types the clipboard takes: `text/plain` or `image/*` (parameters such as charset ignored).
@@ -31,7 +30,7 @@ export class Clipboard extends Effect.Service<Clipboard>()("boxkit/Clipboard", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
 
-    const write = Tracing.fn("Clipboard.write")(function*(
+    const write = Effect.fn("Clipboard.write")(function*(
       boxId: BoxId,
       bytes: Uint8Array,
       mediaType: string,

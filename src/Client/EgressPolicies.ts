@@ -10,7 +10,6 @@ import { Effect } from "effect"
 import { CreatePolicyRequest, type PolicyDocument, RenamePolicyRequest } from "../Domain/EgressPolicy.js"
 import type { EgressPolicyId } from "../Domain/Ids.js"
 import { type OperationOptions, Transport, validate } from "./Transport.js"
-import * as Tracing from "./Tracing.js"
 
 /** The EgressPolicies service. @since 0.1.0 @category Services */
 export class EgressPolicies extends Effect.Service<EgressPolicies>()("boxkit/EgressPolicies", {
@@ -29,7 +28,7 @@ export class EgressPolicies extends Effect.Service<EgressPolicies>()("boxkit/Egr
        * never listed): the call is then retried like a read. 429 and 503 are retried either way (nothing ran).
        * Source: docs/ASSUMPTIONS.md ("Client": lost answers).
        */
-      create: Tracing.fn("EgressPolicies.create")(function*(
+      create: Effect.fn("EgressPolicies.create")(function*(
         name: string,
         document: PolicyDocument,
         options: OperationOptions = {}
@@ -43,7 +42,7 @@ export class EgressPolicies extends Effect.Service<EgressPolicies>()("boxkit/Egr
         )
       }),
       /** Reads a policy (possibly normalized: same behaviour, maybe another shape). */
-      retrieve: Tracing.fn("EgressPolicies.retrieve")(function*(policyId: EgressPolicyId, options: OperationOptions = {}) {
+      retrieve: Effect.fn("EgressPolicies.retrieve")(function*(policyId: EgressPolicyId, options: OperationOptions = {}) {
         return yield* transport.operation(
           "egressPolicies",
           "retrieve",
@@ -52,7 +51,7 @@ export class EgressPolicies extends Effect.Service<EgressPolicies>()("boxkit/Egr
         )
       }),
       /** Renames a policy; the document is unchanged and `updated_at` reflects the rename. */
-      rename: Tracing.fn("EgressPolicies.rename")(function*(
+      rename: Effect.fn("EgressPolicies.rename")(function*(
         policyId: EgressPolicyId,
         name: string,
         options: OperationOptions = {}

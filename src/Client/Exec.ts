@@ -12,7 +12,6 @@ import { ResizeRequest } from "../Domain/Box.js"
 import type { BoxId } from "../Domain/Ids.js"
 import type { BoxCallOptions } from "./Boxes.js"
 import { Transport, validate } from "./Transport.js"
-import * as Tracing from "./Tracing.js"
 
 /**
  * True when an exec id can be sent as one URL path segment (not `-`, no `/`, `?`, `#`, `%`, at most 200 bytes).
@@ -33,7 +32,7 @@ export class Exec extends Effect.Service<Exec>()("boxkit/Exec", {
        * Sets the latest terminal size (`cols`, `rows`: integers 1 to 65535) of exec `execId`. An unknown exec or one
        * without a terminal is a no-op on the service. Answers `{}`.
        */
-      resize: Tracing.fn("Exec.resize")(function*(
+      resize: Effect.fn("Exec.resize")(function*(
         boxId: BoxId,
         execId: string,
         size: { readonly cols: number; readonly rows: number },

@@ -14,7 +14,6 @@ import type { BoxId } from "../Domain/Ids.js"
 import type { BoxCallOptions } from "./Boxes.js"
 import * as LostAnswer from "./LostAnswer.js"
 import { Transport, validate } from "./Transport.js"
-import * as Tracing from "./Tracing.js"
 
 /**
  * The call options of a listener operation, and a record of whether one of its attempts may have been carried out
@@ -82,7 +81,7 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
        * did with the same protocol), else the call fails with the conflict. Source: docs/ASSUMPTIONS.md ("Client":
        * lost answers).
        */
-      publish: Tracing.fn("Listeners.publish")(function*(
+      publish: Effect.fn("Listeners.publish")(function*(
         boxId: BoxId,
         guestPort: number,
         protocol: "http" | "tcp" = "http",
@@ -109,7 +108,7 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
        * when the hostname is among its `custom_domains`, else the call fails with the conflict. Source:
        * docs/ASSUMPTIONS.md ("Client": lost answers).
        */
-      addDomain: Tracing.fn("Listeners.addDomain")(function*(
+      addDomain: Effect.fn("Listeners.addDomain")(function*(
         boxId: BoxId,
         guestPort: number,
         hostname: string,
@@ -149,7 +148,7 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
        * for `guest_port`, the port is not published either way, and the call answers `{ box_id, guest_port }` as the
        * first attempt would have. Source: docs/ASSUMPTIONS.md ("Client": lost answers).
        */
-      unpublish: Tracing.fn("Listeners.unpublish")(function*(boxId: BoxId, guestPort: number, options: BoxCallOptions = {}) {
+      unpublish: Effect.fn("Listeners.unpublish")(function*(boxId: BoxId, guestPort: number, options: BoxCallOptions = {}) {
         const port = yield* validate(GuestPort, guestPort)
         const call = tracked(options, true)
         return yield* transport.operation("listeners", "unpublish", { path: { box_id: boxId, guest_port: port } }, call.options)

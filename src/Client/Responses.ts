@@ -17,7 +17,6 @@ import * as ModelResponse from "../Domain/ModelResponse.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import { pollUntil } from "./Polling.js"
 import { type ClientFailure, normalizeError, type OperationOptions, Transport, validate } from "./Transport.js"
-import * as Tracing from "./Tracing.js"
 
 /**
  * One event of a streamed response (`ModelResponse.StreamEvent`, the schema of the domain).
@@ -146,11 +145,11 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
           { safeToRepeat: options.safeToRepeat ?? true, retry: options.retry }
         )
         const replayed = IdempotencyKey.isReplayed(response.headers)
-        yield* Tracing.annotate({ "boxkit.replayed": replayed, "boxkit.status": value.status })
+        yield* Effect.annotateCurrentSpan({ "boxkit.replayed": replayed, "boxkit.status": value.status })
         return { value, idempotencyKey: key, replayed } satisfies IdempotencyKey.Idempotent<ModelResponse.ModelResponse>
       })
 
-    const retrieve = Tracing.fn("Responses.retrieve")(function*(
+    const retrieve = Effect.fn("Responses.retrieve")(function*(
       responseId: string,
       options: OperationOptions = {}
     ) {
@@ -168,14 +167,14 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
        * and the partial output at `max_output_tokens`. Idempotent (one key for every retry). A model failure is a
        * `ServerError` (500).
        */
-      create: Tracing.fn("Responses.create")(function*(request: ResponseRequest, options: CreateOptions = {}) {
+      create: Effect.fn("Responses.create")(function*(request: ResponseRequest, options: CreateOptions = {}) {
         return yield* send({ ...request, background: false, stream: false }, options)
       }),
       /**
        * A background request: answered 202 with the accepted object (status `queued`), completed later; wait with
        * `awaitCompletion` or a completion webhook (`options.completionWebhook`, received by `WebhookReceiver`).
        */
-      submit: Tracing.fn("Responses.submit")(function*(request: ResponseRequest, options: CreateOptions = {}) {
+      submit: Effect.fn("Responses.submit")(function*(request: ResponseRequest, options: CreateOptions = {}) {
         return yield* send({ ...request, background: true, stream: false }, options)
       }),
       /**
@@ -215,7 +214,7 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
        * 120 s). A 404 while waiting fails with `ResponseExpiredError` (the result expired or never existed); the
        * deadline with `ResponseWaitTimeoutError` carrying the last status seen.
        */
-      awaitCompletion: Tracing.fn("Responses.awaitCompletion")(function*(
+      awaitCompletion: Effect.fn("Responses.awaitCompletion")(function*(
         responseId: string,
         options: { readonly timeout?: Duration.Duration | undefined; readonly interval?: Duration.Duration | undefined } = {}
       ) {

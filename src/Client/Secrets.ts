@@ -8,7 +8,6 @@
 import { Effect, Redacted } from "effect"
 import { CreateSecretRequest, SecretName } from "../Domain/Secret.js"
 import { type OperationOptions, Transport, validate } from "./Transport.js"
-import * as Tracing from "./Tracing.js"
 
 /** The Secrets service. @since 0.1.0 @category Services */
 export class Secrets extends Effect.Service<Secrets>()("boxkit/Secrets", {
@@ -16,7 +15,7 @@ export class Secrets extends Effect.Service<Secrets>()("boxkit/Secrets", {
     const transport = yield* Transport
     return {
       /** The Secret object (org_id, name, created_at, updated_at) of `name`; `NotFoundError` when missing. */
-      retrieve: Tracing.fn("Secrets.retrieve")(function*(name: string, options: OperationOptions = {}) {
+      retrieve: Effect.fn("Secrets.retrieve")(function*(name: string, options: OperationOptions = {}) {
         const checked = yield* validate(SecretName, name.trim())
         return yield* transport.operation(
           "secrets",
@@ -30,7 +29,7 @@ export class Secrets extends Effect.Service<Secrets>()("boxkit/Secrets", {
        * (a repeat stores the same value again; only `updated_at` moves), so it is retried after a lost answer
        * unless `safeToRepeat: false`.
        */
-      create: Tracing.fn("Secrets.create")(function*(
+      create: Effect.fn("Secrets.create")(function*(
         name: string,
         value: Redacted.Redacted<string>,
         options: OperationOptions = {}
