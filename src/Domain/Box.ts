@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { characterLength, PolicyDocument } from "./EgressPolicy.js"
+import { characterLength, cutsNetwork, PolicyDocument } from "./EgressPolicy.js"
 import { AppId, BoxId, EgressPolicyId } from "./Ids.js"
 import { DateTimeString, JsonObject } from "./Json.js"
 import * as Json from "./Json.js"
@@ -207,7 +207,8 @@ export const CreateBoxRequest = Schema.Struct({
       }
     }
     if (
-      typeof request.egress_policy === "object" && request.egress_policy.no_network === true &&
+      // ListenerPolicy's rule "no network at creation" for an inline document (a saved one: ListenerPolicy.ts).
+      typeof request.egress_policy === "object" && cutsNetwork(request.egress_policy) &&
       request.ingress_ports !== undefined && request.ingress_ports.length > 0
     ) {
       issues.push({

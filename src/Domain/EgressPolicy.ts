@@ -61,6 +61,16 @@ export const usesSecrets = (document: PolicyDocument): boolean => {
 }
 
 /**
+ * True when a document gives the box no network (`no_network: true`), which refuses published ports: at box creation
+ * with `ingress_ports` (spec: Egress policy, "Cannot be combined with ingress_ports at box creation"; Create a box,
+ * egress_policy), and on a later publish (docs/ASSUMPTIONS.md). The service's answers to both are named in
+ * src/Server/boxes/ListenerPolicy.ts.
+ *
+ * @since 0.1.0
+ */
+export const cutsNetwork = (document: PolicyDocument): boolean => document.no_network === true
+
+/**
  * The normalized form the service stores: destinations trimmed, lowercased, de-duplicated; `no_network` filled in
  * (false). Same behaviour, possibly a different shape (spec: Egress policy rule 2).
  */

@@ -14,6 +14,11 @@ const twoOrganizations = C.seedWith({
   apps: [{ id: otherApp, org_id: "org_other", name: "other" }]
 })
 
+const offlinePolicyId = "ep_00000000-0000-4000-8000-0000000000ff"
+const offlinePolicy = C.seedWith({
+  egress_policies: [{ id: offlinePolicyId, org_id: "org_acme", name: "offline", document: { no_network: true } }]
+})
+
 const raiseRuntime = (version: number) =>
   C.request("/_local/runtime", {
     method: "POST",
@@ -286,6 +291,27 @@ describe("listeners", () => {
         { param: "ingress_ports" }
       )
       expect(yield* C.state).toEqual(before)
+    })))
+
+  it.effect("no_network: with ingress_ports at creation a 400 naming ingress_ports; a later publish a 409 (ListenerPolicy)", () =>
+    C.withService({}, offlinePolicy)(Effect.gen(function*() {
+      const before = yield* C.state
+      for (const egressPolicy of [{ no_network: true }, offlinePolicyId]) {
+        C.expectError(
+          yield* C.post("/v1/boxes", C.boxBody({ egress_policy: egressPolicy, ingress_ports: [{ guest_port: 80 }] })),
+          400,
+          "invalid_request_error",
+          { param: "ingress_ports" }
+        )
+      }
+      expect(yield* C.state).toEqual(before)
+      for (const egressPolicy of [{ no_network: true }, offlinePolicyId]) {
+        const boxId = yield* C.runningBox({ egress_policy: egressPolicy })
+        C.expectError(yield* publish(boxId, 8080), 409, "conflict_error", { code: "failed_precondition" })
+        expect((yield* C.boxState(boxId)).listeners).toEqual([])
+      }
+      const connected = yield* C.runningBox({ egress_policy: { no_network: false } })
+      expect((yield* publish(connected, 8080)).status).toBe(201)
     })))
 
   it.effect("a terminated box has no listeners: operations answer 409", () =>

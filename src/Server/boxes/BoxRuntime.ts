@@ -16,6 +16,7 @@
 import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Schedule } from "effect"
 import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
+import * as ListenerPolicy from "./ListenerPolicy.js"
 import { DurableWork } from "../state/DurableWork.js"
 import * as StoreOutage from "../state/StoreOutage.js"
 import {
@@ -116,11 +117,7 @@ export const layer = Layer.scoped(
           released = box.listeners
           return terminated(box)
         })
-        if (Option.isSome(updated)) {
-          for (const listener of released) {
-            if (listener.protocol === "tcp") yield* tcpAddresses.release(updated.value.orgId, listener.address)
-          }
-        }
+        if (Option.isSome(updated)) yield* ListenerPolicy.releaseAddresses(tcpAddresses, updated.value.orgId, released)
         return updated
       })
 

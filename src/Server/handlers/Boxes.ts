@@ -19,6 +19,7 @@ import { operate, requireOrganization } from "../boxes/BoxAccess.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as Quotas from "../Quotas.js"
 import { baseImageOf, baseImages, BoxRuntime } from "../boxes/BoxRuntime.js"
+import * as ListenerPolicy from "../boxes/ListenerPolicy.js"
 import * as ContractRoutes from "../http/fast/ContractRoutes.js"
 import {
   Apps,
@@ -58,10 +59,6 @@ export const toBox = (record: BoxRecord): Box.Box =>
     guest_schema_version: record.guestSchemaVersion,
     created_at: new Date(record.createdAtMillis).toISOString()
   }, true)
-
-/** The public address of an http listener (docs/ASSUMPTIONS.md). */
-export const httpAddress = (boxId: string, port: number) => `https://${port}-${boxId.slice(3)}.boxes.localhost`
-
 
 const conflict = (message: string) => ApiError.make.conflict(message, "failed_precondition")
 
@@ -115,13 +112,8 @@ export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
             "image.base"
           ))
         }
-        if (!image.persistent && (payload.ingress_ports?.length ?? 0) > 0) {
-          return yield* Effect.fail(ApiError.make.conflict(
-            `The image ${payload.image.base} has no persistence: listeners require persistence, so ingress_ports ` +
-              "cannot be published on it.",
-            "failed_precondition",
-            "ingress_ports"
-          ))
+        if ((payload.ingress_ports?.length ?? 0) > 0) {
+          yield* ListenerPolicy.requirePersistence(image.persistent, `The image ${payload.image.base}`, "ingress_ports")
         }
         let egressPolicy: BoxRecord["egressPolicy"] = null
         if (typeof payload.egress_policy === "string") {
@@ -134,12 +126,7 @@ export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
               )
             )
           }
-          if (saved.value.document.no_network === true && (payload.ingress_ports?.length ?? 0) > 0) {
-            return yield* Effect.fail(ApiError.make.invalidRequest(
-              "ingress_ports: the egress policy sets no_network: true, which cannot be combined with ingress_ports.",
-              "ingress_ports"
-            ))
-          }
+          yield* ListenerPolicy.refuseNoNetworkAtCreation(saved.value.document, payload.ingress_ports?.length ?? 0)
           egressPolicy = payload.egress_policy
         } else if (payload.egress_policy !== undefined) {
           if (usesSecrets(payload.egress_policy)) {
@@ -163,14 +150,7 @@ export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
         const boxId = mint<string>("sb_")
         const listeners: Array<ListenerRecord> = []
         for (const port of payload.ingress_ports ?? []) {
-          listeners.push({
-            guest_port: port.guest_port,
-            protocol: port.protocol ?? "http",
-            address: port.protocol === "tcp"
-              ? yield* tcpAddresses.take(orgId)
-              : httpAddress(boxId, port.guest_port),
-            customDomains: []
-          })
+          listeners.push(yield* ListenerPolicy.takeListener(tcpAddresses, orgId, boxId, port))
         }
         const resources = Box.resolveResources(payload)
         const record: BoxRecord = {
@@ -202,9 +182,7 @@ export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
         }
         if (!(yield* boxes.insertWithinQuota(record, config.quotas.boxes))) {
           // Refused by the boxes quota: what the request took is given back, and nothing else was written.
-          for (const listener of listeners) {
-            if (listener.protocol === "tcp") yield* tcpAddresses.release(orgId, listener.address)
-          }
+          yield* ListenerPolicy.releaseAddresses(tcpAddresses, orgId, listeners)
           return yield* Effect.fail(Quotas.boxesExceeded(config.quotas, (yield* boxes.usage(orgId)).activeBoxes))
         }
         yield* runtime.boot(boxId)

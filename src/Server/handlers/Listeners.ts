@@ -2,13 +2,12 @@
  * Handlers of the listeners group: publish a port, add a custom domain to an http port, unpublish a port.
  *
  * - Only the creator of a box may publish or unpublish ports or add custom domains (no admin override).
- * - A box without persistence (`image.base: "boxkit/ephemeral"`) answers 409 `conflict_error`: listeners require
- *   persistence.
+ * - When a box may have listeners (persistence, not gone, `no_network` on publish) and the addresses they take and
+ *   give back: ListenerPolicy.ts.
  * - Unpublish works on running, paused and sleeping boxes and never wakes them; custom domains of the port go with
- *   it (republishing leaves them to register again); a tcp address returns to the organization's pool, from which
- *   the next tcp publish of any of its boxes takes it; a republished port answers its new address.
- * - Boxes that are gone (terminated, failed, ...) answer 409 `failed_precondition`; publishing a port that is already
- *   published, or a hostname already registered in the organization, answers 409 `already_exists`.
+ *   it (republishing leaves them to register again); a republished port answers its new address.
+ * - Publishing a port that is already published, or a hostname already registered in the organization, answers 409
+ *   `already_exists`.
  *
  * Source: spec "DELETE {base_url}/boxes/{box_id}/listeners/{guest_port}" rules 1-3, States table, "Authentication" 7.
  * Publish and custom-domain shapes: docs/ASSUMPTIONS.md.
@@ -21,32 +20,10 @@ import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { BoxId } from "../../Domain/Ids.js"
 import { operate } from "../boxes/BoxAccess.js"
+import * as ListenerPolicy from "../boxes/ListenerPolicy.js"
 import * as ContractRoutes from "../http/fast/ContractRoutes.js"
 import { EgressPolicies, type BoxRecord, Boxes, type ListenerRecord, TcpAddresses } from "../state/Repositories.js"
-import { httpAddress, toListener } from "./Boxes.js"
-
-/** Statuses in which a box keeps listeners: every status but the ones of a box that is gone or never started. */
-const goneStatuses: ReadonlySet<string> = new Set([
-  "terminating",
-  "terminated",
-  "failed",
-  "create_failed",
-  "interrupted_unsafe_to_retry"
-])
-
-/** 409 for boxes without persistence or that are gone. */
-const requireListenable = (box: BoxRecord): Effect.Effect<void, ApiError.ConflictError> => {
-  if (!box.persistent) {
-    return Effect.fail(ApiError.make.conflict(
-      `Box ${box.id} has no persistence: listeners require persistence.`,
-      "failed_precondition"
-    ))
-  }
-  if (goneStatuses.has(box.status)) {
-    return Effect.fail(ApiError.make.conflict(`Box ${box.id} is ${box.status}; it has no listeners.`, "failed_precondition"))
-  }
-  return Effect.void
-}
+import { toListener } from "./Boxes.js"
 
 const notPublished = (box: BoxRecord, port: number) =>
   ApiError.make.notFound(`Port ${port} is not published on box ${box.id}.`, "guest_port")
@@ -58,21 +35,12 @@ export const layer = ContractRoutes.group(BoxServiceApi, "listeners", (handlers)
     const tcpAddresses = yield* TcpAddresses
     const policies = yield* EgressPolicies
 
-    /** True when the box's egress policy (inline or saved) sets `no_network: true`. */
-    const hasNoNetwork = (box: BoxRecord) =>
-      Effect.gen(function*() {
-        if (box.egressPolicy === null) return false
-        if (typeof box.egressPolicy !== "string") return box.egressPolicy.no_network === true
-        const saved = yield* policies.get(box.orgId, box.egressPolicy)
-        return saved._tag === "Some" && saved.value.document.no_network === true
-      })
-
     return handlers
       .handle("publish", ({ headers, path, payload }) =>
         Effect.flatMap(Principal, (principal) =>
           operate(principal, path.box_id, "publish ports", headers[OwnerOverrideHeader], "creatorOnly", (box) =>
             Effect.gen(function*() {
-              yield* requireListenable(box)
+              yield* ListenerPolicy.requireListenable(box)
               if (box.listeners.some((listener) => listener.guest_port === payload.guest_port)) {
                 return yield* Effect.fail(ApiError.make.conflict(
                   `Port ${payload.guest_port} is already published on box ${box.id}.`,
@@ -80,21 +48,8 @@ export const layer = ContractRoutes.group(BoxServiceApi, "listeners", (handlers)
                   "guest_port"
                 ))
               }
-              if (yield* hasNoNetwork(box)) {
-                return yield* Effect.fail(ApiError.make.conflict(
-                  `Box ${box.id} has an egress policy with no_network: true; it cannot publish ports.`,
-                  "failed_precondition"
-                ))
-              }
-              const protocol = payload.protocol ?? "http"
-              const listener: ListenerRecord = {
-                guest_port: payload.guest_port,
-                protocol,
-                address: protocol === "tcp"
-                  ? yield* tcpAddresses.take(box.orgId)
-                  : httpAddress(box.id, payload.guest_port),
-                customDomains: []
-              }
+              yield* ListenerPolicy.refuseNoNetworkOnPublish(box, policies)
+              const listener = yield* ListenerPolicy.takeListener(tcpAddresses, box.orgId, box.id, payload)
               const outcome = { added: false }
               yield* boxes.update(box.id, (record) => {
                 if (record.listeners.some((entry) => entry.guest_port === listener.guest_port)) return record
@@ -103,7 +58,7 @@ export const layer = ContractRoutes.group(BoxServiceApi, "listeners", (handlers)
               })
               if (!outcome.added) {
                 // A concurrent publish of the same port won: give the address back.
-                if (protocol === "tcp") yield* tcpAddresses.release(box.orgId, listener.address)
+                yield* ListenerPolicy.releaseAddresses(tcpAddresses, box.orgId, [listener])
                 return yield* Effect.fail(ApiError.make.conflict(
                   `Port ${payload.guest_port} is already published on box ${box.id}.`,
                   "already_exists",
@@ -116,7 +71,7 @@ export const layer = ContractRoutes.group(BoxServiceApi, "listeners", (handlers)
         Effect.flatMap(Principal, (principal) =>
           operate(principal, path.box_id, "add custom domains", headers[OwnerOverrideHeader], "creatorOnly", (box) =>
             Effect.gen(function*() {
-              yield* requireListenable(box)
+              yield* ListenerPolicy.requireListenable(box)
               const listener = box.listeners.find((entry) => entry.guest_port === path.guest_port)
               if (listener === undefined) return yield* Effect.fail(notPublished(box, path.guest_port))
               if (listener.protocol !== "http") {
@@ -148,7 +103,7 @@ export const layer = ContractRoutes.group(BoxServiceApi, "listeners", (handlers)
         Effect.flatMap(Principal, (principal) =>
           operate(principal, path.box_id, "unpublish ports", headers[OwnerOverrideHeader], "creatorOnly", (box) =>
             Effect.gen(function*() {
-              yield* requireListenable(box)
+              yield* ListenerPolicy.requireListenable(box)
               // Removed in one atomic update (status left as it is: unpublishing never wakes a box), so a concurrent
               // unpublish of the same port finds nothing and the address is released once.
               const outcome: { removed?: ListenerRecord } = {}
@@ -160,7 +115,7 @@ export const layer = ContractRoutes.group(BoxServiceApi, "listeners", (handlers)
               })
               const removed = outcome.removed
               if (removed === undefined) return yield* Effect.fail(notPublished(box, path.guest_port))
-              if (removed.protocol === "tcp") yield* tcpAddresses.release(box.orgId, removed.address)
+              yield* ListenerPolicy.releaseAddresses(tcpAddresses, box.orgId, [removed])
               return { box_id: BoxId.make(box.id, true), guest_port: path.guest_port }
             }))))
   }))
