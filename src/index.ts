@@ -8,26 +8,41 @@
  */
 
 // The services, one per API area; `yield* Boxes` gives its methods.
-/** Apps: find an app by name, minting it when asked (spec "POST {api_url}/apps/find"). @since 0.1.0 */
+/**
+ * Apps: find an app by name, minting it when asked (spec "POST {api_url}/apps/find").
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export { Apps } from "./Client/Apps.js"
-/** Boxes: create, read, wait for, upgrade and end boxes (spec "Boxes"). @since 0.1.0 */
+/** Boxes: create, read, wait for, upgrade and end boxes (spec "Boxes"). @since 0.1.0 @category Services */
 export { Boxes } from "./Client/Boxes.js"
-/** Clipboard: put text or an image on a box's clipboard (spec "Clipboard"). @since 0.1.0 */
+/** Clipboard: put text or an image on a box's clipboard (spec "Clipboard"). @since 0.1.0 @category Services */
 export { Clipboard } from "./Client/Clipboard.js"
-/** Egress policies: create and rename (spec "Egress policies"). @since 0.1.0 */
+/** Egress policies: create and rename (spec "Egress policies"). @since 0.1.0 @category Services */
 export { EgressPolicies } from "./Client/EgressPolicies.js"
-/** Exec: resize an exec's terminal (spec "Exec"). @since 0.1.0 */
+/** Exec: resize an exec's terminal (spec "Exec"). @since 0.1.0 @category Services */
 export { Exec } from "./Client/Exec.js"
-/** Listeners: publish and unpublish a box's ports, add domains (spec "Listeners"). @since 0.1.0 */
+/** Listeners: publish and unpublish a box's ports, add domains (spec "Listeners"). @since 0.1.0 @category Services */
 export { Listeners } from "./Client/Listeners.js"
-/** Model responses: foreground, background, streamed, read, awaited (spec "POST {api_url}/responses"). @since 0.1.0 */
+/**
+ * Model responses: foreground, background, streamed, read, awaited (spec "POST {api_url}/responses").
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export { Responses } from "./Client/Responses.js"
-/** Secrets: create and read (never the value) (spec "Secrets"). @since 0.1.0 */
+/** Secrets: create and read (never the value) (spec "Secrets"). @since 0.1.0 @category Services */
 export { Secrets } from "./Client/Secrets.js"
 
-/** The client's settings (`BOX_API_KEY`, `BOX_BASE_URL`, `BOX_API_URL`) as a service. @since 0.1.0 */
+/**
+ * The client's settings (`BOX_API_KEY`, `BOX_BASE_URL`, `BOX_API_URL`) as a service.
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export { BoxkitConfig } from "./Client/BoxkitConfig.js"
-/** Options and settings of the client. @since 0.1.0 */
+/** Options and settings of the client. @since 0.1.0 @category Models */
 export type { BoxkitOptions, BoxkitSettings, RetrySettings } from "./Client/BoxkitConfig.js"
 
 /**
@@ -66,7 +81,12 @@ export * as Tracing from "./Client/Tracing.js"
 export * as UndiciHttpClient from "./Http/UndiciHttpClient.js"
 
 // Every error the client can fail with, found together.
-/** The errors of the API, one class per error `type` (spec "Errors"), and the client's own. @since 0.1.0 */
+/**
+ * The errors of the API, one class per error `type` (spec "Errors"), and the client's own.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export {
   AuthenticationError,
   BillingError,
@@ -89,6 +109,7 @@ export {
  * `BoxesTransitionError`, `BoxesUpgradeError`, `ListenersError`, `ClipboardWriteError`, `ResponsesCreateError`,
  * `CountQuotaError`; `OperationErrors` maps
  * each operation to its union. @since 0.1.0
+ * @category Errors
  */
 export type {
   BoxesCreateError,
@@ -104,9 +125,14 @@ export type {
   OperationErrors,
   ResponsesCreateError
 } from "./Client/Operation.js"
-/** Waiting for a box: it failed, or the wait ran past its deadline. @since 0.1.0 */
+/** Waiting for a box: it failed, or the wait ran past its deadline. @since 0.1.0 @category Errors */
 export { BoxFailedError, WaitTimeoutError } from "./Client/Boxes.js"
-/** Waiting for a model response: its result expired, or the wait ran past its deadline. @since 0.1.0 */
+/**
+ * Waiting for a model response: its result expired, or the wait ran past its deadline.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export { ResponseExpiredError, ResponseWaitTimeoutError } from "./Client/Responses.js"
 /** The error model: the envelope, every error class, helpers (`ApiError.isApiError`). @since 0.1.0 @category Errors */
 export * as ApiError from "./ApiError.js"
