@@ -1,12 +1,13 @@
 /**
- * Section 7, abuse: the loads of the abuse probe (issue 17), each within the service's limits, against one fresh
+ * Section 7, abuse: the loads of the abuse probe (what one key holder can send within the limits and quotas of
+ * docs/ASSUMPTIONS.md "Request body limits" and "Quotas"), each within the service's limits, against one fresh
  * `boxkit serve` in turn, as one API key would send them. For each load: the serving process's RSS before, at its peak
  * while the load runs (sampled every 100 ms) and 2 s after; the answers per second and their statuses; and whether
  * the service kept answering (a probe `GET /v1/secrets/GITHUB_TOKEN` every 200 ms with the same key must answer 200
  * each time). Budget: every peak under 600 MB, every probe answered.
  *
- * Source: issue 17 ("A budget in npm run bench: the abuse loads above (within the new limits) keep RSS under 600 MB
- * and the service answering").
+ * Source: BENCHMARKS.md "Budgets" (the abuse loads, within the service's limits, keep RSS under 600 MB and the
+ * service answering).
  *
  * @since 0.1.0
  */

@@ -3,8 +3,8 @@
  * the node process it starts are stopped together), its address is read from the `listening on URL` line it prints,
  * and it is stopped with SIGTERM to the group (SIGKILL after 10 s) when the scope closes.
  *
- * Source: issue 6 ("the server under test must run as its own child process ... read the port from its
- * `listening on` line"; "the baseline as its own child process too").
+ * Source: CONTRIBUTING.md "Benchmarks" (the service under test is the command, run as its own child process, the
+ * baseline too, so that the bench process's own load is not measured with it).
  *
  * @since 0.1.0
  */

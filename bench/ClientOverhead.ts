@@ -4,7 +4,8 @@
  * the same JSON, parse the JSON answer) with its own `undici.Agent`, as the toolkit has. Calls per second, latency,
  * and the CPU of this (the client) process per call from `process.cpuUsage()`.
  *
- * Source: issue 6, part 2.
+ * Source: BENCHMARKS.md section 2 (client overhead) and its budget (the toolkit client at least 0.5x raw undici at
+ * concurrency 64).
  *
  * @since 0.1.0
  */

@@ -6,7 +6,7 @@
  * without the code cache (`BOXKIT_CODE_CACHE=off`, what a start costs when no cache is there); and `boxkit serve` from
  * its sources (`node <tsx cli> src/bin.ts`, development). The median of N spawns each.
  *
- * Source: issue 6, part 4.
+ * Source: BENCHMARKS.md section 4 (cold start) and its budget (`boxkit serve` answering within 500 ms, median).
  *
  * @since 0.1.0
  */

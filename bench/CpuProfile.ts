@@ -3,7 +3,8 @@
  * by function name, file, line and column. Positions in the repository's `.ts` files are mapped back to the source
  * through a {@link SourceMapper} (V8 reports positions in tsx's transpiled output, whole modules on one line).
  *
- * Source: issue 6 ("put the top 10 self-time frames in your report").
+ * Source: CONTRIBUTING.md "Benchmarks" (`npm run bench:profile`: the top self-time frames of the service, to see
+ * where its CPU goes).
  *
  * @since 0.1.0
  */

@@ -25,7 +25,8 @@
  *
  * Every temporary directory and process is removed or stopped when its scope closes, also on failure or interruption.
  *
- * Source: the durable-state issue (issue 13) budgets; issue 6 (how the suite measures).
+ * Source: BENCHMARKS.md "Budgets" (the durable-state rows) and section 6; docs/ASSUMPTIONS.md "Benchmarks" (how the
+ * suite measures: baselines of the same run).
  *
  * @since 0.1.0
  */

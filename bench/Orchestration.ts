@@ -1,5 +1,6 @@
 /**
- * Section 8, durable orchestration: the two budgets of issue 14, each beside its baseline in the same run.
+ * Section 8, durable orchestration: the two budgets of `boxkit orchestrate` (BENCHMARKS.md "Budgets"), each beside
+ * its baseline in the same run.
  *
  * 1. SQLite: `boxkit orchestrate --data-dir <fresh directory> --boxes N --concurrency C` (spawn to exit) against a
  *    fresh `boxkit serve`, beside the same work done by a plain, non-durable loop of the client in this process at
@@ -12,7 +13,7 @@
  * Each run must end with `orchestrated N boxes`; the service is then counted (boxes named `orchestrate-<i>`, not
  * terminated, duplicate names). Every process and directory is removed when its scope closes.
  *
- * Source: issue 14 (budgets); docs/decisions/0004-durable-orchestration.md.
+ * Source: BENCHMARKS.md "Budgets" (the two orchestration rows); docs/decisions/0004-durable-orchestration.md.
  *
  * @since 0.1.0
  */
@@ -171,7 +172,7 @@ export const run = (settings: BenchSettings) =>
     return { boxes, concurrency, plainLoop: plain, sqlite, ...postgres } satisfies OrchestrationResults
   })
 
-/** The budgets of issue 14. */
+/** The budgets of durable orchestration: 1,000 workflows on SQLite, and two runners on PostgreSQL against one. */
 export const limits = {
   /** orchestrate on SQLite over the plain loop, same N and concurrency. */
   sqliteRatio: 2,

@@ -6,7 +6,7 @@
  * CLI wrapper, the node process it starts and tsx's esbuild service. CPU is summed over the group (the others are
  * idle while serving); RSS is the one of the serving process, the deepest node process of the group.
  *
- * Source: issue 6 ("read /proc/<pid>/stat utime+stime of the server process before and after, ticks = 10 ms").
+ * Source: BENCHMARKS.md section 1 (server CPU: utime + stime from `/proc/<pid>/stat` before and after, 10 ms ticks).
  *
  * @since 0.1.0
  */

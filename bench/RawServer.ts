@@ -9,7 +9,8 @@
  * `listening on http://HOST:PORT/v1`. The seed file has the format of `boxkit serve --seed` (only `users` and
  * `api_keys` are read; a user-scoped key acts in its user's organization).
  *
- * Source: issue 6 (baseline); spec "POST {api_url}/apps/find", "App", "Errors".
+ * Source: docs/ASSUMPTIONS.md "Benchmarks" (the throughput baseline); spec "POST {api_url}/apps/find", "App",
+ * "Errors".
  *
  * @since 0.1.0
  */

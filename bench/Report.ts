@@ -4,8 +4,8 @@
  * baseline measured in the same run. Units: requests or calls per second, milliseconds, microseconds of CPU,
  * MB = 10^6 bytes.
  *
- * Source: issue 6 ("writes BENCHMARKS.md (tables, machine, versions, exact commands) and bench/results.json";
- * "Each figure is also reported as a ratio to a baseline measured in the same run"; "Budgets ... pass/fail").
+ * Source: CONTRIBUTING.md "Benchmarks" (what the report holds, and why every figure has a baseline of the same run:
+ * the machine is shared, so absolute figures are noisy).
  *
  * @since 0.1.0
  */
@@ -67,7 +67,7 @@ export interface Remeasured {
   readonly loadAverageAtEnd: ReadonlyArray<number>
 }
 
-/** Budgets of issue 6, and of the durable-state issue (section 6). */
+/** The budgets of BENCHMARKS.md "Budgets": ratios to a baseline of the same run, bytes, milliseconds. */
 export const limits = {
   appsFindRatio: 0.3,
   clientRatio: 0.5,

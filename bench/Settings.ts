@@ -7,9 +7,10 @@
  * creations (a few hundred per second there) are capped at 420 s, plus about 3 minutes of throughput runs, restarts
  * and the PostgreSQL rounds.
  *
- * Source: issue 6 ("10 s after a warm-up (a few seconds)", "concurrency 64", "10,000 background responses",
- * "100,000 remembered idempotency keys", "median of 10"; quick: "1 s runs, 1,000 webhooks, 10,000 keys, 3 cold
- * starts"); the durable-state issue (section 6: 100,000 keys and boxes, a restart, two instances on PostgreSQL).
+ * Source: BENCHMARKS.md "Run" and the sections' headings (10 s measured after a few seconds of warm-up, concurrency
+ * 64, 10,000 background responses, 100,000 remembered idempotency keys, medians of 10; section 6: 100,000 keys and
+ * boxes, a restart, two instances on PostgreSQL); CONTRIBUTING.md "Benchmarks" (the quick check: 1 s runs, 1,000
+ * webhooks, 10,000 keys, 3 cold starts).
  *
  * @since 0.1.0
  */

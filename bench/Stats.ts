@@ -1,7 +1,7 @@
 /**
  * Small statistics helpers of the benchmark suite: median and percentiles of samples, and rounding for tables.
  *
- * Source: issue 6 ("median of 10", "p50/p99 latency").
+ * Source: BENCHMARKS.md (medians of several runs, p50 and p99 latency in every throughput table).
  *
  * @since 0.1.0
  */

@@ -12,7 +12,8 @@
  * raw node:http receiver in this process that checks the token, parses the JSON and de-duplicates in a Set: the
  * practical limit of delivering that many webhooks on this machine.
  *
- * Source: issue 6, part 3; spec "Events / Completion webhook" rules 1-5.
+ * Source: BENCHMARKS.md section 3 (webhook fan-out) and its budget (10,000 webhooks delivered within 10 s, none
+ * lost); spec "Events / Completion webhook" rules 1-5.
  *
  * @since 0.1.0
  */

@@ -6,7 +6,7 @@
  * run are printed, `(idle)` left out.
  * Usage: `npm run bench:profile [-- --seconds=10 --top=10]`. Profiles are written to bench/out/profile/ (git-ignored).
  *
- * Source: issue 6 ("Profile the service once (`node --cpu-prof` on the serve process during an apps/find run)").
+ * Source: CONTRIBUTING.md "Benchmarks" (`npm run bench:profile` writes a CPU profile of the service).
  *
  * @since 0.1.0
  */

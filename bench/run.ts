@@ -5,7 +5,7 @@
  * memory, durability, abuse, clientStock) and writes under bench/out/. Progress goes to stderr. Every server under test is a child process, stopped
  * when the run ends or is interrupted.
  *
- * Source: issue 6; section 6 (durability): the durable-state issue.
+ * Source: CONTRIBUTING.md "Benchmarks"; BENCHMARKS.md "Budgets" (what each section is held to).
  *
  * @since 0.1.0
  */
