@@ -1,6 +1,7 @@
 /**
- * The repository interfaces are effectful only (issue 15): an identity store whose every answer is asynchronous (as
- * a database's is) slots in through `LocalService.layerNode`'s `repositories` option, and both serving paths admit,
+ * The repository interfaces are effectful only, with no synchronous twins a durable store could not honour
+ * (docs/decisions/0002-what-the-fast-paths-save.md): an identity store whose every answer is asynchronous (as a
+ * database's is) slots in through `LocalService.layerNode`'s `repositories` option, and both serving paths admit,
  * refuse and answer through it. The request pipeline keeps an index of recent callers in front of it
  * (`RequestPipeline.callerIndexMillis`): a known key asks the store once per period, an unknown key every time.
  */

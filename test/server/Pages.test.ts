@@ -1,8 +1,9 @@
 /**
- * The pages beside `/v1` (issue 16), on both serving paths: `/docs` answers without a key with the reference page
- * (Swagger UI inlined, the contract's document embedded); `/_local/` answers the inspection page on loopback with a
- * policy that lets it load nothing from elsewhere, refuses a foreign page, and `/_local/state` lists the recent `/v1`
- * requests with their idempotency keys and replays (never an API key).
+ * The pages beside `/v1` (README "Pages: `/docs` and `/_local/`"; docs/ASSUMPTIONS.md "Local service"), on both
+ * serving paths: `/docs` answers without a key with the reference page (Swagger UI inlined, the contract's document
+ * embedded); `/_local/` answers the inspection page on loopback with a policy that lets it load nothing from
+ * elsewhere, refuses a foreign page, and `/_local/state` lists the recent `/v1` requests with their idempotency keys
+ * and replays (never an API key).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"

@@ -1,8 +1,9 @@
 /**
- * Every request has a `Scope` of its own on both serving paths (issue 15: the fast path dropped it, so a handler
- * using `Effect.addFinalizer` answered 500). A one-endpoint contract whose handler adds a finalizer is served by the
- * fast path (NodeHandler.ts over ContractRoutes.ts) and by the stock path (PlatformServer.ts), behind the real
- * request pipeline: both answer 200 and run the finalizer once per request.
+ * Every request has a `Scope` of its own on both serving paths, as `HttpServer.serve` gives it: without one, a
+ * handler using `Effect.addFinalizer` answers 500 (docs/decisions/0002-what-the-fast-paths-save.md). A one-endpoint
+ * contract whose handler adds a finalizer is served by the fast path (NodeHandler.ts over ContractRoutes.ts) and by
+ * the stock path (PlatformServer.ts), behind the real request pipeline: both answer 200 and run the finalizer once
+ * per request.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServer } from "@effect/platform"

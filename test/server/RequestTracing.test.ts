@@ -1,7 +1,8 @@
 /**
- * The request span of the local service (LocalServiceConfig.requestTracing, issue 6): off by default (no span per
- * request), and when turned on one `http.server METHOD` span per request with method, path, route, status and the
- * request headers, the `Authorization` header redacted.
+ * The request span of the local service (LocalServiceConfig.requestTracing): off by default (no span per request,
+ * which costs CPU even without an exporter; docs/decisions/0002-what-the-fast-paths-save.md), and when turned on one
+ * `http.server METHOD` span per request with method, path, route, status and the request headers, the
+ * `Authorization` header redacted.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"

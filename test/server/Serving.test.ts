@@ -1,8 +1,9 @@
 /**
- * How the local service serves requests (issue 6): boots wait in one queue and happen after the boot delay on the
- * service's clock; a request whose client leaves while its body arrives is counted out and as a client abort; no
- * fault injector runs without faults; every operation of the contract but the Responses group runs compiled; the
- * service's own `HttpServer` listens, serves an app and closes. (The tokenizer's loading: TokenizerLoading.test.ts.)
+ * How the local service serves requests (docs/ASSUMPTIONS.md "Serving (local service)"): boots wait in one queue
+ * and happen after the boot delay on the service's clock; a request whose client leaves while its body arrives is
+ * counted out and as a client abort; no fault injector runs without faults; every operation of the contract but the
+ * Responses group runs compiled; the service's own `HttpServer` listens, serves an app and closes. (The tokenizer's
+ * loading: TokenizerLoading.test.ts.)
  */
 import { HttpApiBuilder, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"

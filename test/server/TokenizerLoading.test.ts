@@ -1,6 +1,8 @@
 /**
- * The tokenizer is loaded on the first response, not at start nor by other areas (issue 6). It needs modules no other
- * test file has loaded: vitest.config.ts runs this file in a project of its own with `isolate: true`.
+ * The tokenizer is loaded on the first response, not at start nor by other areas: its tables are the largest part
+ * of the command's start (docs/decisions/0002-what-the-fast-paths-save.md), which a service that never answers a
+ * model response should not pay. It needs modules no other test file has loaded: vitest.config.ts runs this file in
+ * a project of its own with `isolate: true`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
