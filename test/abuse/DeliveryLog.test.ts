@@ -1,6 +1,7 @@
 /**
- * The webhook delivery log is kept as long as results are (issue 17): the retention sweep forgets entries older than
- * the 10-minute result retention, so deliveries to a dead receiver do not grow it without end.
+ * The webhook delivery log is kept as long as results are (docs/ASSUMPTIONS.md "Webhooks"): the retention sweep
+ * forgets entries older than the 10-minute result retention, so deliveries to a dead receiver do not grow it without
+ * end.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"

@@ -1,7 +1,7 @@
 /**
- * Limits where the spec is silent (issue 17; docs/ASSUMPTIONS.md): the sizes of a create-response request's fields
- * and the nesting depth of any JSON body. Each limit is a 400 naming the field, just over it; just at it is accepted.
- * Sent as an attacker would send them; runs on both serving paths.
+ * Limits where the spec is silent (docs/ASSUMPTIONS.md "Request body limits (local service)"): the sizes of a
+ * create-response request's fields and the nesting depth of any JSON body. Each limit is a 400 naming the field, just
+ * over it; just at it is accepted. Sent as an attacker would send them; runs on both serving paths.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"

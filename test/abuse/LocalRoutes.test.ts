@@ -1,7 +1,7 @@
 /**
- * `/_local` as a web page in the developer's browser would try it (issue 17): a foreign `Origin`, a DNS-rebound
- * `Host`, a simple `text/plain` POST. Each is refused; the service's own requests still work. Runs on both serving
- * paths.
+ * `/_local` as a web page in the developer's browser would try it (docs/ASSUMPTIONS.md "Local service"): a foreign
+ * `Origin`, a DNS-rebound `Host`, a simple `text/plain` POST. Each is refused; the service's own requests still work.
+ * Runs on both serving paths.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"

@@ -1,8 +1,8 @@
 /**
- * Quotas per organization (issue 17; src/Server/Quotas.ts), as a key holder who creates without end would meet them:
- * boxes not terminated, background responses in flight, stored bytes (clipboards and response records). Each is a
- * 429 `quota_exceeded_error` with the quota's code that changes nothing; freeing what is held clears it; another
- * organization is not affected; `/_local/state` shows the usage against the quotas.
+ * Quotas per organization (docs/ASSUMPTIONS.md "Quotas (local service)"; src/Server/Quotas.ts), as a key holder who
+ * creates without end would meet them: boxes not terminated, background responses in flight, stored bytes (clipboards
+ * and response records). Each is a 429 `quota_exceeded_error` with the quota's code that changes nothing; freeing what
+ * is held clears it; another organization is not affected; `/_local/state` shows the usage against the quotas.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"

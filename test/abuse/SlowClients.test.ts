@@ -1,7 +1,8 @@
 /**
- * Slow clients as an attacker would send them (issue 17): request bodies that never finish arriving. Past the
- * service's request timeout their connection is closed and what they held (a new organization's in-flight cap) is
- * released; on SIGTERM `--drain-seconds` is a hard limit, and the connections still open then are closed.
+ * Slow clients as an attacker would send them (docs/ASSUMPTIONS.md "Request body limits (local service)"): request
+ * bodies that never finish arriving. Past the service's request timeout their connection is closed and what they held
+ * (a new organization's in-flight cap) is released; on SIGTERM `--drain-seconds` is a hard limit, and the connections
+ * still open then are closed.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"

@@ -1,7 +1,8 @@
 /**
- * Completion webhooks as an attacker with a valid key would aim them (issue 17): at the service itself, in every
- * spelling of its loopback address, and with credentials in the URL. A delivery never reaches the service's own
- * routes (one refused attempt, no retry rounds); credentials never come back in an answer or in `/_local/state`.
+ * Completion webhooks as an attacker with a valid key would aim them (docs/ASSUMPTIONS.md "Webhooks"): at the service
+ * itself, in every spelling of its loopback address, and with credentials in the URL. A delivery never reaches the
+ * service's own routes (one refused attempt, no retry rounds); credentials never come back in an answer or in
+ * `/_local/state`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"

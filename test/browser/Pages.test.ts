@@ -1,8 +1,8 @@
 /**
- * The service's pages as a person sees them (issue 16), in a real headless browser (Debian's chromium through
- * playwright-core): `/docs` lists every operation of the contract without a key and loads nothing from the network;
- * `/_local/` shows a box that was just created, with its status changing, and the request that created it with its
- * idempotency key. Each test saves a screenshot (test/support/Browser.ts).
+ * The service's pages as a person sees them (README "Pages: `/docs` and `/_local/`"), in a real headless browser
+ * (Debian's chromium through playwright-core): `/docs` lists every operation of the contract without a key and loads
+ * nothing from the network; `/_local/` shows a box that was just created, with its status changing, and the request
+ * that created it with its idempotency key. Each test saves a screenshot (test/support/Browser.ts).
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"

@@ -1,7 +1,8 @@
 /**
- * A TypeScript client generated from the OpenAPI document by third-party tools (issue 12): `openapi-typescript`
- * writes the types, `openapi-fetch` calls the local service with them. The generated program type-checks (strict)
- * and calls a handful of operations, a clipboard write (text/plain) and a streamed model response included.
+ * A TypeScript client generated from the OpenAPI document by third-party tools (docs/ASSUMPTIONS.md "The OpenAPI
+ * document"): `openapi-typescript` writes the types, `openapi-fetch` calls the local service with them. The generated
+ * program type-checks (strict) and calls a handful of operations, a clipboard write (text/plain) and a streamed model
+ * response included.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"

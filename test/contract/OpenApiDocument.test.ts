@@ -1,12 +1,12 @@
 /**
- * What the OpenAPI document says, derived from the contract (issue 12): every operation names its bearer security
- * requirement, a summary and its body limit; the clipboard takes text/plain or image/*; no JSON Schema `$id` is
- * repeated; the error envelope has `param` and `code` always, `billing_url` a URI on 402; `Retry-After`,
- * `Idempotent-Replayed` and the model response's event stream are declared; the name and key rules the service
- * enforces are in the schemas, request bodies take members they do not name, `JsonValue` is an open object, every
- * integer is within ±(2^53 - 1), the rules across fields are stated in JSON Schema (size ranges, `no_network` with
- * ingress ports, the completion window of a background request, a policy name's length after trimming) and the rest
- * are named after "Also refused".
+ * What the OpenAPI document says, derived from the contract (docs/ASSUMPTIONS.md "The OpenAPI document"): every
+ * operation names its bearer security requirement, a summary and its body limit; the clipboard takes text/plain or
+ * image/*; no JSON Schema `$id` is repeated; the error envelope has `param` and `code` always, `billing_url` a URI on
+ * 402; `Retry-After`, `Idempotent-Replayed` and the model response's event stream are declared; the name and key rules
+ * the service enforces are in the schemas, request bodies take members they do not name, `JsonValue` is an open object,
+ * every integer is within ±(2^53 - 1), the rules across fields are stated in JSON Schema (size ranges, `no_network`
+ * with ingress ports, the completion window of a background request, a policy name's length after trimming) and the
+ * rest are named after "Also refused".
  */
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { describe, expect, it } from "vitest"

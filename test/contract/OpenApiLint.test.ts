@@ -1,8 +1,8 @@
 /**
- * The OpenAPI document (`GET /openapi.json`, derived from the contract) passes the two linters third parties use,
- * with the project's pinned versions and rulesets (issue 12): Stoplight Spectral with `spectral:oas`
- * (`.spectral.yaml`) and Redocly with its `recommended` rules (`redocly.yaml`), zero errors each. The document is the
- * one the service serves, written to a temporary file.
+ * The OpenAPI document (`GET /openapi.json`, derived from the contract) passes the two linters third parties use, with
+ * the project's pinned versions and rulesets (docs/ASSUMPTIONS.md "The OpenAPI document"): Stoplight Spectral with
+ * `spectral:oas` (`.spectral.yaml`) and Redocly with its `recommended` rules (`redocly.yaml`), zero errors each. The
+ * document is the one the service serves, written to a temporary file.
  */
 import { describe, expect, it } from "vitest"
 import { spawn } from "node:child_process"

@@ -1,10 +1,10 @@
 /**
- * The OpenAPI document is as strict as the service (issue 12): the local service behind Stoplight Prism's validating
- * proxy (`prism proxy … --errors`, the pinned dev dependency). The demo and a broad set of good requests go through
- * it with no violation of the document, by a request or by an answer of the service (Prism answers 422 or 500 and
- * the header `sl-violations` when there is one); the bad requests the service answers 400 (checked directly) are
- * refused by Prism from the document alone (422, or 415 for a media type), rules across fields (`if`/`then`, `not`,
- * a recursive schema for secrets in an inline policy) and integer bounds included.
+ * The OpenAPI document is as strict as the service (docs/ASSUMPTIONS.md "The OpenAPI document"): the local service
+ * behind Stoplight Prism's validating proxy (`prism proxy … --errors`, the pinned dev dependency). The demo and a broad
+ * set of good requests go through it with no violation of the document, by a request or by an answer of the service
+ * (Prism answers 422 or 500 and the header `sl-violations` when there is one); the bad requests the service answers 400
+ * (checked directly) are refused by Prism from the document alone (422, or 415 for a media type), rules across fields
+ * (`if`/`then`, `not`, a recursive schema for secrets in an inline policy) and integer bounds included.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
