@@ -2,7 +2,7 @@
  * The installed command (`node bin/boxkit.js`, the bundle) keeps Swagger UI's script and styles (about 3.7 MB of
  * strings, read from @effect/platform) off its heap until the first `GET /docs` asks for them: a service that nobody
  * asks for its reference page does not hold them (scripts/build.mjs, "swagger-ui-outside"; the budget of 100,000
- * durable keys in 150 MB, issue 13).
+ * durable keys in 150 MB: docs/decisions/0005-serve-heap.md).
  *
  * A module loaded by the process is seen through a `--require` hook that reports each load of
  * `@effect/platform/dist/cjs/internal/httpApiSwagger.js` on stderr.

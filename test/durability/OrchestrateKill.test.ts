@@ -1,8 +1,8 @@
 /**
  * `boxkit orchestrate --data-dir` killed with SIGKILL at random points and started again with the same arguments
- * (issue 14): the last run ends with `orchestrated N boxes`; the service holds exactly N boxes `orchestrate-<i>`, all
- * terminated (no duplicate, no orphan), and N responses, all completed; the ownership ledger has each box terminated
- * and each response awaited once.
+ * (docs/decisions/0004-durable-orchestration.md, its first consequence): the last run ends with `orchestrated N boxes`;
+ * the service holds exactly N boxes `orchestrate-<i>`, all terminated (no duplicate, no orphan), and N responses, all
+ * completed; the ownership ledger has each box terminated and each response awaited once.
  */
 import { createClient } from "@libsql/client"
 import { afterAll, describe, expect, it } from "vitest"

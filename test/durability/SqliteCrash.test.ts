@@ -1,6 +1,6 @@
 /**
  * `boxkit serve --data-dir` killed with SIGKILL under load and started again on the same directory keeps what it
- * acknowledged (issue 13; docs/ASSUMPTIONS.md "Durable state"): see support/Crash.ts for what is checked.
+ * acknowledged (docs/ASSUMPTIONS.md "Durable state (local service)"): see support/Crash.ts for what is checked.
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { mkdtempSync, rmSync } from "node:fs"

@@ -1,10 +1,9 @@
 /**
- * The local service on a SQLite data directory, stopped and started again in this process (issue 13;
- * docs/ASSUMPTIONS.md "Durable state"): the seed goes into a new store only; records, remembered answers, the
- * runtime version and custom domains come back; times are kept in the store, so a box lifetime that ran out while
- * the service was down ends the box after the restart and the idempotency window counts from the stored answer; a
- * background response accepted before a stop runs after the restart; a second service on the same directory is
- * refused.
+ * The local service on a SQLite data directory, stopped and started again in this process (docs/ASSUMPTIONS.md "Durable
+ * state (local service)"): the seed goes into a new store only; records, remembered answers, the runtime version and
+ * custom domains come back; times are kept in the store, so a box lifetime that ran out while the service was down ends
+ * the box after the restart and the idempotency window counts from the stored answer; a background response accepted
+ * before a stop runs after the restart; a second service on the same directory is refused.
  */
 import { describe, expect, it } from "vitest"
 import { Duration, Effect, Layer, ManagedRuntime, Schema, Stream } from "effect"

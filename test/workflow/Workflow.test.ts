@@ -1,9 +1,9 @@
 /**
- * `boxkit/workflow` in one process (issue 14), over the embedded local service and a single runner on SQLite in a
- * temporary directory: the create activity sends a key derived from the execution and records the box in the
- * ledger; a workflow that fails after creating a box terminates it (compensation); the reaper terminates the box of a
- * workflow that ended without terminating it, and leaves the others alone; a create that waits until the box runs
- * terminates a box that fails to start; the ledger keeps the first webhook URL of a submit.
+ * `boxkit/workflow` in one process (docs/decisions/0004-durable-orchestration.md), over the embedded local service and
+ * a single runner on SQLite in a temporary directory: the create activity sends a key derived from the execution and
+ * records the box in the ledger; a workflow that fails after creating a box terminates it (compensation); the reaper
+ * terminates the box of a workflow that ended without terminating it, and leaves the others alone; a create that waits
+ * until the box runs terminates a box that fails to start; the ledger keeps the first webhook URL of a submit.
  */
 import { layer } from "@effect/vitest"
 import * as Workflow from "@effect/workflow/Workflow"

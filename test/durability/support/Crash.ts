@@ -1,9 +1,10 @@
 /**
- * Crash tests of `boxkit serve` with a durable store (issue 13): the service runs as a process (the command from its
- * sources), is loaded with idempotent creates, secrets and background responses with completion webhooks, is killed
- * with SIGKILL while requests are in flight, and is started again on the same store. Then every acknowledged record
- * must be there, every acknowledged create must replay its box, a create in flight at the kill retried with its key
- * must make one box, and every acknowledged background response must complete and have its webhook delivered.
+ * Crash tests of `boxkit serve` with a durable store (docs/ASSUMPTIONS.md "Durable state (local service)"): the service
+ * runs as a process (the command from its sources), is loaded with idempotent creates, secrets and background responses
+ * with completion webhooks, is killed with SIGKILL while requests are in flight, and is started again on the same
+ * store. Then every acknowledged record must be there, every acknowledged create must replay its box, a create in
+ * flight at the kill retried with its key must make one box, and every acknowledged background response must complete
+ * and have its webhook delivered.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as http from "node:http"

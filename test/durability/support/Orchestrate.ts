@@ -1,8 +1,8 @@
 /**
- * Kill tests of `boxkit orchestrate` (issue 14): the orchestrator runs as users run it (`node bin/boxkit.js`, the
- * bundle, one process, so that SIGKILL reaches it), is killed with SIGKILL at random points and started again with
- * the same arguments; then the service and the workflow database are counted: boxes named `orchestrate-<i>`, their
- * statuses, responses, and the ownership ledger.
+ * Kill tests of `boxkit orchestrate` (docs/decisions/0004-durable-orchestration.md): the orchestrator runs as users run
+ * it (`node bin/boxkit.js`, the bundle, one process, so that SIGKILL reaches it), is killed with SIGKILL at random
+ * points and started again with the same arguments; then the service and the workflow database are counted: boxes named
+ * `orchestrate-<i>`, their statuses, responses, and the ownership ledger.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Crash from "./Crash.js"
