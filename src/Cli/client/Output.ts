@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import { Clock, Console, Effect, Schema } from "effect"
+import * as StatusTone from "../../Domain/StatusTone.js"
 
 /**
  * True when `stream` (default stdout) is a terminal that takes colours and other ANSI escapes: a TTY, `NO_COLOR`
@@ -27,13 +28,8 @@ const ansi = { green: 32, yellow: 33, red: 31, dim: 2 } as const
 export const paint = (text: string, colour: keyof typeof ansi, on: boolean): string =>
   on ? `\u001b[${ansi[colour]}m${text}\u001b[0m` : text
 
-/** The colour of a status: green when usable, red when ended badly, yellow while it changes. */
-const statusColour = (status: string): keyof typeof ansi =>
-  ["running", "completed", "active"].includes(status)
-    ? "green"
-    : ["failed", "terminated", "cancelled", "incomplete", "expired"].includes(status)
-    ? "red"
-    : "yellow"
+/** The colour of each status tone (StatusTone.ts, the table the inspection page shows too). */
+const toneColours: Readonly<Record<StatusTone.Tone, keyof typeof ansi>> = { good: "green", bad: "red", moving: "yellow" }
 
 /** `then` relative to `now` (both Unix ms) in words: `just now`, `12 s ago`, `3 min ago`, `in 5 h`, `2 d ago`. */
 export const relativeTime = (then: number, now: number): string => {
@@ -69,7 +65,7 @@ const show = (field: string, value: unknown, now: number, colour: boolean): stri
   if (value === null || value === undefined) return "-"
   const time = timeOf(field, value)
   if (time !== undefined) return `${typeof value === "number" ? new Date(time).toISOString() : value} (${relativeTime(time, now)})`
-  if (field === "status" && typeof value === "string") return paint(value, statusColour(value), colour)
+  if (field === "status" && typeof value === "string") return paint(value, toneColours[StatusTone.toneOf(value)], colour)
   if (typeof value === "string") return value
   if (typeof value === "number" || typeof value === "boolean") return String(value)
   if (Array.isArray(value) && value.every((item) => typeof item === "string")) return value.length === 0 ? "-" : value.join(", ")

@@ -3,13 +3,15 @@
  * step. It reads `GET /_local/state` every second (same origin, so the `/_local` guard lets it through) and shows the
  * organizations with their usage, the boxes with their status and listeners, the recent `/v1` requests with their
  * idempotency keys, the webhook deliveries with their attempts, the audit log and the injected faults. Every value is
- * written as text (`textContent`), never as HTML: box names and keys come from clients.
+ * written as text (`textContent`), never as HTML: box names and keys come from clients. A status's colour is its
+ * tone in StatusTone.ts, the table the command line uses too.
  *
  * Source: docs/ASSUMPTIONS.md "Local service".
  *
  * @since 0.1.0
  */
 import { HttpServerResponse } from "@effect/platform"
+import * as StatusTone from "../../Domain/StatusTone.js"
 
 /** The path of the page. */
 export const path = "/_local/"
@@ -36,7 +38,7 @@ const style = `
 `
 
 const script = `
-  const good = ["running", "completed", "true"], bad = ["failed", "create_failed", "terminated", "terminating", "cancelled", "false", "interrupted_unsafe_to_retry"];
+  const good = ${JSON.stringify(StatusTone.goodStatuses)}, bad = ${JSON.stringify(StatusTone.badStatuses)};
   const tone = (text) => good.includes(text) ? "good" : bad.includes(text) ? "bad" : "moving";
   const cell = (row, value, className) => {
     const td = row.insertCell();
