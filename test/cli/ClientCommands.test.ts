@@ -1,8 +1,8 @@
 /**
- * The client commands as a person runs them (issue 16): the built command (`node bin/boxkit.js`) against the local
- * service in this process. `--json` prints the resource exactly as the API answers it and nothing else; a person's
- * output is aligned fields without colours off a terminal; failures exit non-zero with type, code, param and message
- * on stderr; keys and secret values never appear in any output.
+ * The client commands as a person runs them (docs/ASSUMPTIONS.md "Command line (client commands)"): the built command
+ * (`node bin/boxkit.js`) against the local service in this process. `--json` prints the resource exactly as the API
+ * answers it and nothing else; a person's output is aligned fields without colours off a terminal; failures exit
+ * non-zero with type, code, param and message on stderr; keys and secret values never appear in any output.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { CliConfig, Command, HelpDoc } from "@effect/cli"

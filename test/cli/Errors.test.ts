@@ -1,7 +1,7 @@
 /**
- * What a person sees when a command fails (issue 18): the exact first line, the fix, the exit code, and no stack
- * unless `--verbose`. The command runs as users run it (`node bin/boxkit.js`), against a service in this process or
- * none.
+ * What a person sees when a command fails (docs/ASSUMPTIONS.md "Errors on the command line and in logs"): the exact
+ * first line, the fix, the exit code, and no stack unless `--verbose`. The command runs as users run it
+ * (`node bin/boxkit.js`), against a service in this process or none.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"

@@ -1,7 +1,7 @@
 /**
- * The failure report of every command and the errors as a library user logs them (issue 18): a 404, a 409 on a
- * reused idempotency key, a transport timeout, a missing setting. `Cause.pretty` shows the status, type, code and
- * param with the message, once.
+ * The failure report of every command and the errors as a library user logs them (docs/ASSUMPTIONS.md "Errors on the
+ * command line and in logs"): a 404, a 409 on a reused idempotency key, a transport timeout, a missing setting.
+ * `Cause.pretty` shows the status, type, code and param with the message, once.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, ConfigError, Duration, Effect, Exit, Option } from "effect"

@@ -1,6 +1,6 @@
 /**
- * Configuring the client (issue 11): from code, from the environment through `Config`, and the errors of a missing
- * setting; the typed completion-webhook option of `Responses.submit`.
+ * Configuring the client (README "Configuration"; docs/ASSUMPTIONS.md "Client"): from code, from the environment
+ * through `Config`, and the errors of a missing setting; the typed completion-webhook option of `Responses.submit`.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"

@@ -1,7 +1,7 @@
 /**
- * Every client operation fails with exactly the errors its endpoint lists in the contract (issue 15: one home for
- * each operation's errors): `Transport.operation` reads them from the endpoint's error schema. An envelope the
- * endpoint does not list becomes `UnexpectedResponseError` carrying it; one it lists stays typed.
+ * Every client operation fails with exactly the errors its endpoint lists in the contract, the one home of each
+ * operation's errors: `Transport.operation` reads them from the endpoint's error schema. An envelope the endpoint does
+ * not list becomes `UnexpectedResponseError` carrying it; one it lists stays typed.
  */
 import { HttpApi, HttpClient, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"

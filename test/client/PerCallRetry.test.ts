@@ -1,7 +1,7 @@
 /**
- * Every operation of the client takes `retry` for one call and honours it (issue 15: `Exec.resize` and
- * `Clipboard.write` accepted it and dropped it). Against a service that answers every `/v1` request 503 (no Retry-After), each
- * operation called with `{ retry: { maxAttempts: 1 } }` sends exactly one request, and with three attempts three.
+ * Every operation of the client takes `retry` for one call and honours it: none takes the option and ignores it.
+ * Against a service that answers every `/v1` request 503 (no Retry-After), each operation called with
+ * `{ retry: { maxAttempts: 1 } }` sends exactly one request, and with three attempts three.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Redacted } from "effect"

@@ -106,7 +106,7 @@ describe("create box field rules", () => {
         { label: "not an object", body: C.boxBody({ image: "debian" }), param: "image" },
         { label: "empty base", body: C.boxBody({ image: { base: "" } }), param: "image.base" },
         { label: "unknown base", body: C.boxBody({ image: { base: "windows" } }), param: "image.base" },
-        // Names of an object's own machinery are unknown images too (issue 17: they were looked up on the prototype).
+        // Names of an object's own machinery are unknown images too, not properties looked up on a prototype.
         { label: "__proto__", body: C.boxBody({ image: { base: "__proto__" } }), param: "image.base" },
         { label: "constructor", body: C.boxBody({ image: { base: "constructor" } }), param: "image.base" },
         { label: "toString", body: C.boxBody({ image: { base: "toString" } }), param: "image.base" }

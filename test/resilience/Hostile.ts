@@ -56,7 +56,7 @@ export const distribution = (attempts: ReadonlyArray<number>) => {
   return counts
 }
 
-/** Prints the figures of one phase (they go into the report of issue 4). */
+/** Prints the figures of one phase, for a person reading the run's output (nothing asserts them). */
 export const report = (label: string, attempts: ReadonlyArray<number>, millis: number, faultsReport: any, replayed: number) =>
   console.log(
     `[hostile network] ${label}: ${attempts.length} calls in ${millis} ms; attempts per call ${

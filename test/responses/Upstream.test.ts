@@ -236,7 +236,7 @@ describe("UpstreamModel", () => {
         })
         expect(failed.status).toBe(500)
         expect(failed.json.error.type).toBe("server_error")
-        // A generic message and a code: never the upstream's body or address (issue 17).
+        // A generic message and a code, never the upstream's body or address (docs/ASSUMPTIONS.md "Webhooks").
         expect(failed.json.error.code).toBe("upstream_error")
         expect(failed.json.error.message).toContain("HTTP 500")
         expect(failed.json.error.message).not.toContain("GPU on fire")

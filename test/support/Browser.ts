@@ -1,7 +1,7 @@
 /**
  * A real headless browser for the page tests: Debian's `chromium` (installed by .ci/run) driven by `playwright-core`,
- * launched once per test file with the flags of issue 16. Screenshots go to `BOXKIT_SCREENSHOTS` (e.g.
- * `docs/screenshots` to refresh the README's), else to a temporary directory.
+ * launched once per test file with {@link flags}. Screenshots go to `BOXKIT_SCREENSHOTS` (e.g. `docs/screenshots` to
+ * refresh the README's), else to a temporary directory.
  */
 import { Context, Effect, Layer } from "effect"
 import { existsSync, mkdirSync } from "node:fs"
@@ -12,7 +12,10 @@ import { type Browser as PlaywrightBrowser, chromium } from "playwright-core"
 /** Debian's chromium, where its package puts it. */
 export const chromiumPath = ["/usr/bin/chromium", "/usr/lib/chromium/chromium"].find((path) => existsSync(path))
 
-/** The flags the browser runs with (issue 16). */
+/**
+ * The flags the browser runs with: headless, without the sandbox (the tests may run as root in a container), without
+ * a GPU, first-run screens or background networking (so that the only requests are the pages' own).
+ */
 export const flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
 /** The launched browser. */
