@@ -14,7 +14,12 @@ import { DateTimeString, JsonObject } from "./Json.js"
 import * as Json from "./Json.js"
 import * as Text from "./Text.js"
 
-/** The box statuses the spec lists. The set is open: {@link BoxStatus} decodes any other string too. */
+/**
+ * The box statuses the spec lists. The set is open: {@link BoxStatus} decodes any other string too.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const knownStatuses = [
   "creating",
   "running",
@@ -28,39 +33,50 @@ export const knownStatuses = [
   "interrupted_unsafe_to_retry"
 ] as const
 
-/** A status the spec lists. */
+/** A status the spec lists. @since 0.1.0 @category Models */
 export type KnownBoxStatus = (typeof knownStatuses)[number]
 
 /**
  * A box `status`: one of {@link knownStatuses}, or any other string (open set: "clients must tolerate new values").
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const BoxStatus = Schema.Union(Schema.Literal(...knownStatuses), Schema.String).annotations({
   title: "BoxStatus",
   description: "Open set: creating, running, paused, sleeping, terminating, terminated, failed, create_failed, " +
     "interrupted_restorable, interrupted_unsafe_to_retry, or a newer value."
 })
-/** A box status (open set). */
+/** A box status (open set). @since 0.1.0 @category Models */
 export type BoxStatus = typeof BoxStatus.Type
 
-/** Sizes: `s` (1 vCPU), `m` (4 vCPUs), `l` (8 vCPUs). Default `m`. */
+/** Sizes: `s` (1 vCPU), `m` (4 vCPUs), `l` (8 vCPUs). Default `m`. @since 0.1.0 @category Schemas */
 export const BoxSize = Schema.Literal("s", "m", "l")
-/** A box size. */
+/** A box size. @since 0.1.0 @category Models */
 export type BoxSize = typeof BoxSize.Type
 
-/** Memory and state-disk ranges (GiB, inclusive) and defaults per size. Source: spec Create a box, Limits. */
+/**
+ * Memory and state-disk ranges (GiB, inclusive) and defaults per size. Source: spec Create a box, Limits.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const sizeLimits = {
   s: { vcpus: 1, memory: { min: 2, max: 64, default: 16 }, stateDisk: { min: 8, max: 128, default: 32 } },
   m: { vcpus: 4, memory: { min: 8, max: 128, default: 32 }, stateDisk: { min: 32, max: 512, default: 128 } },
   l: { vcpus: 8, memory: { min: 16, max: 256, default: 64 }, stateDisk: { min: 64, max: 1024, default: 256 } }
 } as const
 
-/** The largest `max_lifetime_seconds`: 4294967295 (2^32 - 1). */
+/** The largest `max_lifetime_seconds`: 4294967295 (2^32 - 1). @since 0.1.0 @category Constants */
 export const maxLifetimeSeconds = 4294967295
 
 /**
  * A box name: 1 to 128 characters (Unicode code points), containing non-whitespace, a line of text (no control
  * characters, no line breaks such as U+2028, no unpaired surrogate: Text.ts). Stored exactly as sent, surrounding
  * spaces included. Not unique. Source: spec "Create a box" (name); docs/ASSUMPTIONS.md "Text fields".
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const BoxName = Schema.String.pipe(
   Schema.filter((name) => characterLength(name) >= 1 || "name must be 1 to 128 characters"),
@@ -84,6 +100,9 @@ export const BoxName = Schema.String.pipe(
  * The `image` of a create request: exactly one of `base`, `oci`, `dockerfile`. Sub-fields are not shown by the spec:
  * boxkit uses `base` (a base image name), `oci` (an image reference), `dockerfile` (its text), plus on a base image
  * the optional `build_steps`, `env`, `python_version`, `systemd` which need an image build (docs/ASSUMPTIONS.md).
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const ImageSpec = Schema.Struct({
   base: Schema.optional(Schema.String.pipe(Schema.minLength(1, { message: () => "image.base must not be empty" }))),
@@ -105,21 +124,29 @@ export const ImageSpec = Schema.Struct({
     jsonSchema: { allOf: [{ oneOf: [{ required: ["base"] }, { required: ["oci"] }, { required: ["dockerfile"] }] }] }
   })
 )
-/** The `image` of a create request. */
+/** The `image` of a create request. @since 0.1.0 @category Models */
 export type ImageSpec = typeof ImageSpec.Type
 
-/** True when booting this image needs an image build first (which needs an SDK): anything but a bare base image. */
+/**
+ * True when booting this image needs an image build first (which needs an SDK): anything but a bare base image.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const needsImageBuild = (image: ImageSpec): boolean =>
   image.oci !== undefined || image.dockerfile !== undefined || image.build_steps !== undefined ||
   image.env !== undefined || image.python_version !== undefined || image.systemd !== undefined
 
-/** A port number inside the box: integer 1 to 65535. */
+/** A port number inside the box: integer 1 to 65535. @since 0.1.0 @category Schemas */
 export const GuestPort = Schema.Int.pipe(
   Schema.between(1, 65535, { message: () => "guest_port must be an integer from 1 to 65535" })
 ).annotations({ title: "GuestPort" })
 
 /**
  * A `guest_port` path parameter: decimal digits only (no sign, exponent, hex or spaces) for an integer 1 to 65535.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const GuestPortFromPath = Schema.String.pipe(
   Schema.pattern(/^[0-9]{1,5}$/, { message: () => "guest_port must be an integer from 1 to 65535" }),
@@ -134,15 +161,23 @@ export const GuestPortFromPath = Schema.String.pipe(
 /**
  * An `ingress_ports` item (sub-fields not shown by the spec; docs/ASSUMPTIONS.md): the `guest_port` to publish and its
  * `protocol`, `http` (default) or `tcp`.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const IngressPort = Schema.Struct({
   guest_port: GuestPort,
   protocol: Schema.optional(Schema.Literal("http", "tcp"))
 })
-/** An `ingress_ports` item. */
+/** An `ingress_ports` item. @since 0.1.0 @category Models */
 export type IngressPort = typeof IngressPort.Type
 
-/** A `volume_mounts` item (sub-fields not shown; docs/ASSUMPTIONS.md): the volume id and its mount path. */
+/**
+ * A `volume_mounts` item (sub-fields not shown; docs/ASSUMPTIONS.md): the volume id and its mount path.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export const VolumeMount = Schema.Struct({
   volume_id: Schema.String.pipe(Schema.minLength(1)),
   mount_path: Schema.String.pipe(Schema.startsWith("/"))
@@ -151,13 +186,21 @@ export const VolumeMount = Schema.Struct({
 /**
  * The `auto_sleep` preference (sub-fields not shown; docs/ASSUMPTIONS.md): `enabled` (default true) and
  * `wait_seconds` (idle seconds before sleeping, 1 to 86400; default 300).
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const AutoSleep = Schema.Struct({
   enabled: Schema.optional(Schema.Boolean),
   wait_seconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 86400)))
 })
 
-/** `org` (default): anyone in the organization can operate the box; `private`: only its creator. */
+/**
+ * `org` (default): anyone in the organization can operate the box; `private`: only its creator.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export const Visibility = Schema.Literal("org", "private")
 
 /**
@@ -165,6 +208,9 @@ export const Visibility = Schema.Literal("org", "private")
  * `max_lifetime_seconds` 1 to 4294967295 or null, size s/m/l, memory and state disk within the size's range (GiB),
  * visibility, egress policy as an id or an inline document, and `no_network: true` not combined with `ingress_ports`.
  * Defaults (size `m`, memory and disk per size) are applied by {@link resolveResources}.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const CreateBoxRequest = Schema.Struct({
   name: BoxName,
@@ -219,10 +265,15 @@ export const CreateBoxRequest = Schema.Struct({
     return issues
   })
 ).annotations({ title: "CreateBoxRequest" })
-/** Body of create box. */
+/** Body of create box. @since 0.1.0 @category Models */
 export type CreateBoxRequest = typeof CreateBoxRequest.Type
 
-/** Size, memory (GiB) and state disk (GiB) of a create request with the spec's defaults filled in. */
+/**
+ * Size, memory (GiB) and state disk (GiB) of a create request with the spec's defaults filled in.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const resolveResources = (request: CreateBoxRequest) => {
   const size = request.size ?? "m"
   return {
@@ -233,18 +284,26 @@ export const resolveResources = (request: CreateBoxRequest) => {
   }
 }
 
-/** The answer of create box: `box_id`, `status` (`running` is ready, `failed` did not start), `error_message`. */
+/**
+ * The answer of create box: `box_id`, `status` (`running` is ready, `failed` did not start), `error_message`.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export const CreateBoxResponse = Schema.Struct({
   box_id: BoxId,
   status: BoxStatus,
   error_message: Schema.optional(Schema.String)
 })
-/** The answer of create box. */
+/** The answer of create box. @since 0.1.0 @category Models */
 export type CreateBoxResponse = typeof CreateBoxResponse.Type
 
 /**
  * A published port of a box: its `guest_port`, `protocol`, public `address` (an https URL for http ports, `host:port`
  * for tcp ports) and, for http ports, the `custom_domains` registered for it (docs/ASSUMPTIONS.md).
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const Listener = Schema.Struct({
   guest_port: GuestPort,
@@ -252,15 +311,18 @@ export const Listener = Schema.Struct({
   address: Schema.String,
   custom_domains: Schema.optional(Schema.Array(Schema.String))
 })
-/** A published port. */
+/** A published port. @since 0.1.0 @category Models */
 export type Listener = typeof Listener.Type
 
 /**
  * Body of the publish operation `POST /boxes/{box_id}/listeners` (shape not shown by the spec; docs/ASSUMPTIONS.md):
  * the `guest_port` (1 to 65535) and its `protocol`, `http` (default) or `tcp`. Same shape as an `ingress_ports` item.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const PublishListenerRequest = IngressPort.annotations({ title: "PublishListenerRequest" })
-/** Body of the publish operation. */
+/** Body of the publish operation. @since 0.1.0 @category Models */
 export type PublishListenerRequest = typeof PublishListenerRequest.Type
 
 /** The labels of a DNS name (see {@link Hostname}). */
@@ -269,6 +331,9 @@ const hostnamePattern = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A
 /**
  * A custom domain: a DNS host name of at most 253 characters, two or more dot-separated labels of 1 to 63 letters,
  * digits or dashes (no dash first or last in a label). Decoding lowercases it (docs/ASSUMPTIONS.md).
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const Hostname = Schema.String.pipe(
   Schema.filter((hostname) =>
@@ -284,14 +349,20 @@ export const Hostname = Schema.String.pipe(
 /**
  * Body of `POST /boxes/{box_id}/listeners/{guest_port}/domains` (custom domains are named by the spec without a shape;
  * docs/ASSUMPTIONS.md): the `hostname` to serve the http port on.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const AddDomainRequest = Schema.Struct({ hostname: Hostname })
-/** Body of the add-domain operation. */
+/** Body of the add-domain operation. @since 0.1.0 @category Models */
 export type AddDomainRequest = typeof AddDomainRequest.Type
 
 /**
  * The box record returned by GET /boxes/{box_id}. The spec shows `box_id`, `status`, `error_message`; the other
  * fields are boxkit's choice (docs/ASSUMPTIONS.md). `created_at` is a date-time string; sizes are in GiB.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export class Box extends Schema.Class<Box>("Box")({
   box_id: BoxId,
@@ -314,6 +385,9 @@ export class Box extends Schema.Class<Box>("Box")({
 /**
  * The upgrade result: `box_id`, `status`, `applied` (true when nothing is left to apply), and `guest_schema_version`
  * (absent when the upgrade is recorded for the next wake or the box has no recorded version). Source: spec.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const UpgradeResult = Schema.Struct({
   box_id: BoxId,
@@ -321,24 +395,39 @@ export const UpgradeResult = Schema.Struct({
   applied: Schema.Boolean,
   guest_schema_version: Schema.optional(Schema.Int)
 })
-/** The upgrade result. */
+/** The upgrade result. @since 0.1.0 @category Models */
 export type UpgradeResult = typeof UpgradeResult.Type
 
-/** The answer of DELETE /boxes/{box_id}/listeners/{guest_port}: `{ box_id, guest_port }`. */
+/**
+ * The answer of DELETE /boxes/{box_id}/listeners/{guest_port}: `{ box_id, guest_port }`.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export const UnpublishResult = Schema.Struct({ box_id: BoxId, guest_port: GuestPort })
-/** The answer of unpublish. */
+/** The answer of unpublish. @since 0.1.0 @category Models */
 export type UnpublishResult = typeof UnpublishResult.Type
 
-/** Body of POST /boxes/{box_id}/exec/{exec_id}/resize: terminal `cols` and `rows` (integers, 1 to 65535; assumption). */
+/**
+ * Body of POST /boxes/{box_id}/exec/{exec_id}/resize: terminal `cols` and `rows` (integers, 1 to 65535; assumption).
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export const ResizeRequest = Schema.Struct({
   cols: Schema.Int.pipe(Schema.between(1, 65535, { message: () => "cols must be an integer from 1 to 65535" })),
   rows: Schema.Int.pipe(Schema.between(1, 65535, { message: () => "rows must be an integer from 1 to 65535" }))
 })
-/** Body of the resize operation. */
+/** Body of the resize operation. @since 0.1.0 @category Models */
 export type ResizeRequest = typeof ResizeRequest.Type
 
-/** The largest clipboard write, in bytes: 8 MiB (the spec leaves it open; docs/ASSUMPTIONS.md). */
+/**
+ * The largest clipboard write, in bytes: 8 MiB (the spec leaves it open; docs/ASSUMPTIONS.md).
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const maxClipboardBytes = 8 * 1024 * 1024
 
-/** The empty object `{}` answered by clipboard and resize. */
+/** The empty object `{}` answered by clipboard and resize. @since 0.1.0 @category Schemas */
 export const EmptyObject = Json.EmptyObject
