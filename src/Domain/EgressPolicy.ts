@@ -10,10 +10,15 @@ import { EgressPolicyId } from "./Ids.js"
 import { DateTimeString, JsonObject } from "./Json.js"
 import * as Text from "./Text.js"
 
-/** The largest encoded policy document, in bytes: 64 KiB (spec Limits). */
+/** The largest encoded policy document, in bytes: 64 KiB (spec Limits). @since 0.1.0 @category Constants */
 export const maxDocumentBytes = 64 * 1024
 
-/** The size of a JSON value in its compact JSON encoding (`JSON.stringify`), in UTF-8 bytes. */
+/**
+ * The size of a JSON value in its compact JSON encoding (`JSON.stringify`), in UTF-8 bytes.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const encodedBytes = (value: unknown): number => new TextEncoder().encode(JSON.stringify(value)).byteLength
 
 const documentTooLarge = `document must be at most ${maxDocumentBytes} bytes (64 KiB) encoded as JSON`
@@ -34,6 +39,9 @@ const PolicyDocumentFields = Schema.Struct({
  * received, in compact JSON (UTF-8), unknown members included, is measured before decoding, and the decoded
  * document again (so a client-side check of a document value refuses the same sizes).
  * The empty document `{}` allows every destination and applies no rules.
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const PolicyDocument = Schema.compose(
   JsonObject.pipe(
@@ -42,12 +50,15 @@ export const PolicyDocument = Schema.compose(
   PolicyDocumentFields,
   { strict: false }
 ).annotations({ title: "PolicyDocument" })
-/** The policy document. */
+/** The policy document. @since 0.1.0 @category Models */
 export type PolicyDocument = typeof PolicyDocument.Type
 
 /**
  * True when a document uses secrets: its `rules` mention a `secret` key anywhere (docs/ASSUMPTIONS.md). Inline
  * documents at box creation cannot (spec: Create a box, egress_policy).
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const usesSecrets = (document: PolicyDocument): boolean => {
   const visit = (value: unknown): boolean => {
@@ -73,6 +84,9 @@ export const cutsNetwork = (document: PolicyDocument): boolean => document.no_ne
 /**
  * The normalized form the service stores: destinations trimmed, lowercased, de-duplicated; `no_network` filled in
  * (false). Same behaviour, possibly a different shape (spec: Egress policy rule 2).
+ *
+ * @since 0.1.0
+ * @category Utils
  */
 export const normalize = (document: PolicyDocument): PolicyDocument => {
   const hosts = (list: ReadonlyArray<string> | undefined) =>
@@ -86,10 +100,15 @@ export const normalize = (document: PolicyDocument): PolicyDocument => {
   }
 }
 
-/** True when `text` contains a control character (C0, DEL or C1), such as a tab or `\n` (see Text.ts for names). */
+/**
+ * True when `text` contains a control character (C0, DEL or C1), such as a tab or `\n` (see Text.ts for names).
+ *
+ * @since 0.1.0
+ * @category Guards
+ */
 export const hasControlCharacter = (text: string): boolean => /[\u0000-\u001f\u007f-\u009f]/.test(text)
 
-/** The length of `text` in characters (Unicode code points, so an emoji counts once). */
+/** The length of `text` in characters (Unicode code points, so an emoji counts once). @since 0.1.0 @category Utils */
 export const characterLength = (text: string): number => {
   let count = 0
   for (const _ of text) count++
@@ -99,6 +118,9 @@ export const characterLength = (text: string): number => {
 /**
  * True when `text` has visible text: a character that is not whitespace, not a format character (zero-width space,
  * joiners, direction marks) and not a control character.
+ *
+ * @since 0.1.0
+ * @category Guards
  */
 export const hasVisibleText = (text: string): boolean => /[^\s\p{Cf}\p{Cc}\p{Z}]/u.test(text)
 
@@ -106,6 +128,9 @@ export const hasVisibleText = (text: string): boolean => /[^\s\p{Cf}\p{Cc}\p{Z}]
  * A policy name: 1 to 128 characters (code points) after surrounding whitespace is trimmed, with visible text, a line
  * of text (no tabs, line breaks such as U+2028, other control characters or unpaired surrogates: Text.ts). Decoding
  * trims. Source: spec PATCH egress policy, Limits; docs/ASSUMPTIONS.md "Text fields".
+ *
+ * @since 0.1.0
+ * @category Schemas
  */
 export const PolicyName = Schema.String.pipe(
   Schema.filter((raw) => Text.textLineProblem("name", raw) ?? true),
@@ -128,7 +153,12 @@ export const PolicyName = Schema.String.pipe(
   }
 })
 
-/** The Egress policy object. Source: spec Egress policy. `updated_at` is when the name last changed. */
+/**
+ * The Egress policy object. Source: spec Egress policy. `updated_at` is when the name last changed.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export class EgressPolicy extends Schema.Class<EgressPolicy>("EgressPolicy")({
   id: EgressPolicyId,
   org_id: Schema.String,
@@ -138,14 +168,19 @@ export class EgressPolicy extends Schema.Class<EgressPolicy>("EgressPolicy")({
   updated_at: DateTimeString
 }) {}
 
-/** Body of PATCH /egress-policies/{policy_id}: the new `name` (required). */
+/** Body of PATCH /egress-policies/{policy_id}: the new `name` (required). @since 0.1.0 @category Schemas */
 export const RenamePolicyRequest = Schema.Struct({ name: PolicyName })
-/** Body of PATCH /egress-policies/{policy_id}. */
+/** Body of PATCH /egress-policies/{policy_id}. @since 0.1.0 @category Models */
 export type RenamePolicyRequest = typeof RenamePolicyRequest.Type
 
-/** Body of the create-policy operation (shape not shown by the spec; docs/ASSUMPTIONS.md). */
+/**
+ * Body of the create-policy operation (shape not shown by the spec; docs/ASSUMPTIONS.md).
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export const CreatePolicyRequest = Schema.Struct({ name: PolicyName, document: PolicyDocument }).annotations({
   examples: [{ name: "github-only", document: { allowlist: ["api.github.com"] } }]
 })
-/** Body of the create-policy operation. */
+/** Body of the create-policy operation. @since 0.1.0 @category Models */
 export type CreatePolicyRequest = typeof CreatePolicyRequest.Type
