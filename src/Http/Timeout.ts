@@ -7,14 +7,14 @@
  * finalizers run: an HTTP request is aborted) and awaited, then `onTimeout()` is the failure. Interrupting the caller
  * interrupts the effect. Fiber-ref changes made by the effect are not carried back to the caller.
  *
- * Source: BENCHMARKS.md section 2 (client overhead: a per-attempt `Effect.timeoutFail` starts a race).
+ * Whether the clock is the live one is asked of LiveClock.ts (the one upstream hook, fenced there with its test).
+ *
+ * Source: BENCHMARKS.md section 9 and docs/decisions/0006-client-own-code-or-stock.md (beside `Effect.timeoutFail`).
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Fiber } from "effect"
-
-/** The live clock's class: its timers are `setTimeout`. */
-const liveClock = Clock.make().constructor
+import { Duration, Effect, Fiber } from "effect"
+import { clockOf, runsOnLiveClock } from "./LiveClock.js"
 
 /** The longest timer `setTimeout` takes; longer timeouts never fire (as Effect's own clock treats them). */
 const maxTimerMillis = 2 ** 31 - 1
@@ -29,8 +29,8 @@ export const timeoutFail = <A, E, R, E2>(
   onTimeout: () => E2
 ): Effect.Effect<A, E | E2, R> =>
   Effect.withFiberRuntime<A, E | E2, R>((parent) => {
-    const clock = Context.get(parent.currentDefaultServices, Clock.Clock)
-    const live = clock.constructor === liveClock
+    const clock = clockOf(parent)
+    const live = runsOnLiveClock(parent)
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(Effect.fork(restore(self)), (child) =>
         Effect.flatMap(

@@ -133,8 +133,8 @@ export const readWhole = (
   return request
 }
 
-/** Marks the clients made by {@link make}: they honour {@link withDeadline}. */
-const HonoursDeadline: unique symbol = Symbol.for("boxkit/UndiciHttpClient/HonoursDeadline")
+/** The clients made by {@link make} (they honour {@link withDeadline}); the client objects are left as made. */
+const deadlineClients = new WeakSet<object>()
 
 /**
  * True when `client` is one made by {@link make} (unwrapped), so it honours {@link withDeadline}.
@@ -142,7 +142,7 @@ const HonoursDeadline: unique symbol = Symbol.for("boxkit/UndiciHttpClient/Honou
  * @since 0.1.0
  * @category Guards
  */
-export const honoursDeadline = (client: HttpClient.HttpClient.With<any, any>): boolean => HonoursDeadline in client
+export const honoursDeadline = (client: HttpClient.HttpClient.With<any, any>): boolean => deadlineClients.has(client)
 
 
 
@@ -417,7 +417,8 @@ export const make = (dispatcher: RequestDispatcher): HttpClient.HttpClient => {
         })),
     Effect.succeed as HttpClient.HttpClient.Preprocess<never, never>
   )
-  return Object.assign(client, { [HonoursDeadline]: true })
+  deadlineClients.add(client)
+  return client
 }
 
 /**

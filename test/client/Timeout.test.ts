@@ -67,3 +67,24 @@ describe("Timeout.timeoutFail on the live clock", () => {
       expect(yield* Deferred.isDone(interrupted)).toBe(true)
     }))
 })
+
+describe("Timeout.timeoutFail agrees with Effect.timeoutFail (the stock API beside it)", () => {
+  it.effect("the same exit for a success, a failure, a defect, an effect in time and one past the timeout", () =>
+    Effect.gen(function*() {
+      const cases: ReadonlyArray<Effect.Effect<string, string>> = [
+        Effect.succeed("ok"),
+        Effect.fail("boom"),
+        Effect.die("defect"),
+        Effect.as(Effect.sleep("900 millis"), "in time"),
+        Effect.as(Effect.sleep("1100 millis"), "late")
+      ]
+      for (const effect of cases) {
+        const own = yield* Effect.fork(Effect.exit(Timeout.timeoutFail(effect, 1000, () => "timeout")))
+        const stock = yield* Effect.fork(
+          Effect.exit(Effect.timeoutFail(effect, { duration: Duration.millis(1000), onTimeout: () => "timeout" }))
+        )
+        yield* TestClock.adjust("2 seconds")
+        expect(yield* Fiber.join(own)).toEqual(yield* Fiber.join(stock))
+      }
+    }))
+})

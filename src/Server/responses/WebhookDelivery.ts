@@ -27,6 +27,7 @@ import {
   ScheduleInterval,
   Stream
 } from "effect"
+import { isLiveClock } from "../../Http/LiveClock.js"
 import * as Timeout from "../../Http/Timeout.js"
 import * as UndiciHttpClient from "../../Http/UndiciHttpClient.js"
 import * as SelfDelivery from "../http/SelfDelivery.js"
@@ -238,7 +239,7 @@ export const layer = (options: DeliveryOptions = {}) =>
        */
       const exchange = (request: HttpClientRequest.HttpClientRequest, timeout: number, clock: Clock.Clock) => {
         const expired = `timed out after ${timeout} ms`
-        const timerRunning = lean && clock.constructor === liveClock
+        const timerRunning = lean && isLiveClock(clock)
         const deadlineMillis = clock.unsafeCurrentTimeMillis() + timeout
         const head: Effect.Effect<HttpClientResponse.HttpClientResponse, unknown> = timerRunning
           ? UndiciHttpClient.withDeadline(client.execute(request), { atMillis: deadlineMillis, onExpire: () => expired })
@@ -419,9 +420,6 @@ const selfRefused = -1
 
 /** Why such an attempt failed, in the delivery log. */
 const selfRefusedReason = "refused: the URL is this service's own address (a webhook is never delivered to the service itself)"
-
-/** The live clock's class (its time is `Date.now()`, its timers `setTimeout`). */
-const liveClock = Clock.make().constructor
 
 /**
  * `url` with the user name and password of its userinfo replaced by `REDACTED` (`https://REDACTED:REDACTED@host/`),

@@ -1,0 +1,45 @@
+/**
+ * Whether a fiber runs on Effect's live `Clock`: the one upstream hook the toolkit's timers need, fenced in this
+ * module. A timer of the toolkit (the HTTP client's deadline, `Timeout.timeoutFail`) is a plain `setTimeout` only on
+ * the live clock, whose time is `Date.now()` and whose sleeps are `setTimeout`; under any other clock (a `TestClock`,
+ * a clock given with `Effect.withClock`) time is that clock's, so the toolkit falls back to sleeping on it.
+ *
+ * Effect has no public "is this the live clock" test, so this compares the fiber's clock with the clock of
+ * `DefaultServices.liveServices` (public API). test/client/LiveClock.test.ts fails when that stops holding after an
+ * upgrade: a default runtime's clock must be that clock, a `TestClock` or `Effect.withClock` clock must not, and the
+ * live clock's time must be `Date.now()`.
+ *
+ * Source: docs/decisions/0006-client-own-code-or-stock.md.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Context, DefaultServices, type Fiber } from "effect"
+
+/** The clock of Effect's live default services. */
+const liveClock: Clock.Clock = Context.get(DefaultServices.liveServices, Clock.Clock)
+
+/**
+ * True when `fiber` runs on Effect's live clock (time `Date.now()`, sleeps `setTimeout`); false under a `TestClock`
+ * or any clock given with `Effect.withClock`.
+ *
+ * @since 0.1.0
+ * @category Predicates
+ */
+export const runsOnLiveClock = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean => isLiveClock(clockOf(fiber))
+
+/**
+ * True when `clock` is Effect's live clock (e.g. the one `Effect.clockWith` gives on a default runtime).
+ *
+ * @since 0.1.0
+ * @category Predicates
+ */
+export const isLiveClock = (clock: Clock.Clock): boolean => clock === liveClock
+
+/**
+ * The `Clock` `fiber` runs on.
+ *
+ * @since 0.1.0
+ * @category Getters
+ */
+export const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
+  Context.get(fiber.currentDefaultServices, Clock.Clock)
