@@ -9,7 +9,8 @@
  * (docs/decisions/0006-client-own-code-or-stock.md): own code stays only where a ratio reaches 1.5.
  *
  * Each pair is measured on the cheapest base the toolkit has, so the ratio credits the own module with the most it
- * can save: the rest of the call is the same on both sides.
+ * can save: the rest of the call is the same on both sides. Modules the figures did not keep (the toolkit's
+ * `Tracing.fn`, now `Effect.fn`) are no longer measured here; their figures are in the decision record's appendix.
  *
  * Source: docs/decisions/0006-client-own-code-or-stock.md.
  *
@@ -138,11 +139,6 @@ const pairs = (origin: string): ReadonlyArray<Pair> => {
       title: "attempt timeout (racing fiber)",
       own: side("`Timeout.timeoutFail`", ownHttp, Variants.timed(calls.contractClient, "timeout")),
       stock: side("`Effect.timeoutFail`", ownHttp, Variants.timed(calls.contractClient, "effect"))
-    },
-    {
-      title: "operation span",
-      own: side("`Tracing.fn`", ownHttp, Variants.traced(calls.contractClient, "tracing")),
-      stock: side("`Effect.fn`", ownHttp, Variants.traced(calls.contractClient, "effect"))
     },
     {
       title: "HTTP client (contract client call)",

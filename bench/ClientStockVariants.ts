@@ -11,7 +11,6 @@ import { Effect, Layer } from "effect"
 import { Apps } from "../src/Client/Apps.js"
 import * as Boxkit from "../src/Client/Boxkit.js"
 import * as ContractClient from "../src/Client/ContractClient.js"
-import * as Tracing from "../src/Client/Tracing.js"
 import { decodeErrorResponse } from "../src/Client/Transport.js"
 import { userAgent } from "../src/Client/Version.js"
 import { BoxServiceApi } from "../src/Contract/Api.js"
@@ -68,16 +67,6 @@ export const timed = (make: MakeCall, kind: "deadline" | "timeout" | "effect"): 
       case "effect":
         return Effect.timeoutFail(call, { duration: millis, onTimeout: onExpire })
     }
-  })
-
-/** `make`'s call in an operation span: `Tracing.fn` (skipped under the built-in tracer) or `Effect.fn`. */
-export const traced = (make: MakeCall, kind: "tracing" | "effect"): MakeCall =>
-  Effect.map(make, (call): Call => {
-    const body = function*() {
-      return yield* call
-    }
-    const operation = kind === "tracing" ? Tracing.fn("Apps.find")(body) : Effect.fn("Apps.find")(body)
-    return Effect.suspend(() => operation())
   })
 
 /** The toolkit's `Apps.find` (everything a user's call runs: validation, transport, retries, timeouts, span). */

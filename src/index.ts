@@ -75,8 +75,6 @@ export * as Transport from "./Client/Transport.js"
  * @category Client modules
  */
 export * as IdempotencyKey from "./Client/IdempotencyKey.js"
-/** When operation spans are made (`Tracing.withMode`). @since 0.1.0 @category Client modules */
-export * as Tracing from "./Client/Tracing.js"
 /** The toolkit's own undici `HttpClient` (what `Boxkit.layer` runs on). @since 0.1.0 @category Client modules */
 export * as UndiciHttpClient from "./Http/UndiciHttpClient.js"
 
