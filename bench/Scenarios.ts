@@ -10,6 +10,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join, relative } from "node:path"
+import { IdempotencyKeyHeader } from "../src/Contract/Headers.js"
 import * as DemoSeed from "../src/Server/state/DemoSeed.js"
 import { outDir, root, tsxCli } from "./Child.js"
 import type { LoadSpec } from "./Load.js"
@@ -77,7 +78,7 @@ export const createBox: LoadSpec = {
   title: "POST /v1/boxes (fresh Idempotency-Key)",
   method: "POST",
   path: "/v1/boxes",
-  headers: { ...jsonHeaders, "idempotency-key": "bench-[<id>]" },
+  headers: { ...jsonHeaders, [IdempotencyKeyHeader]: "bench-[<id>]" },
   body: createBoxBody,
   idReplacement: true
 }
@@ -90,7 +91,7 @@ export const createBoxReplay: LoadSpec = {
   title: "POST /v1/boxes (replay: same key and body)",
   method: "POST",
   path: "/v1/boxes",
-  headers: { ...jsonHeaders, "idempotency-key": replayKey },
+  headers: { ...jsonHeaders, [IdempotencyKeyHeader]: replayKey },
   body: createBoxBody
 }
 

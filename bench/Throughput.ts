@@ -9,6 +9,7 @@
  */
 import { Console, Effect } from "effect"
 import { request } from "undici"
+import { IdempotentReplayedHeader } from "../src/Contract/Headers.js"
 import * as Child from "./Child.js"
 import * as Load from "./Load.js"
 import * as Scenarios from "./Scenarios.js"
@@ -87,7 +88,7 @@ export const run = Effect.fn("Throughput.run")(function*(settings: BenchSettings
         const first = yield* once(server.origin, Scenarios.createBoxReplay)
         if (first.status !== 201) return yield* Effect.dieMessage(`replay priming answered ${first.status}`)
         const probe = yield* once(server.origin, Scenarios.createBoxReplay)
-        return { replayed: probe.status === 201 && probe.headers["idempotent-replayed"] === "true" }
+        return { replayed: probe.status === 201 && probe.headers[IdempotentReplayedHeader] === "true" }
       }))
   )
   scenarios.push(yield* service(Scenarios.foregroundResponse, 200))

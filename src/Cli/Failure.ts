@@ -12,6 +12,7 @@ import { HelpDoc, ValidationError } from "@effect/cli"
 import { HttpServerError } from "@effect/platform"
 import { Cause, ConfigError, Duration, Option, Predicate } from "effect"
 import * as ApiError from "../ApiError.js"
+import { IdempotencyKeyHeader } from "../Contract/Headers.js"
 import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
 import * as Seed from "../Server/state/Seed.js"
 import * as StateStore from "../Server/state/StateStore.js"
@@ -109,7 +110,7 @@ const apiFailure = (error: ApiError.AnyApiError): Explained => {
       ...(error.billing_url !== undefined ? { fix: `add credits at ${error.billing_url}` } : {})
     }
   }
-  if (error instanceof ApiError.ConflictError && error.param?.toLowerCase() === "idempotency-key") {
+  if (error instanceof ApiError.ConflictError && error.param?.toLowerCase() === IdempotencyKeyHeader) {
     return {
       what: `the idempotency key was already used for another request ${said}`,
       fix: "repeat the first request unchanged, or use a new --idempotency-key for new work"

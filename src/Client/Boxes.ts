@@ -9,6 +9,7 @@
  */
 import type { HttpClientResponse } from "@effect/platform"
 import { Duration, Effect, Schema } from "effect"
+import { IdempotencyKeyHeader } from "../Contract/Headers.js"
 import * as Box from "../Domain/Box.js"
 import * as BoxLifecycle from "../Domain/BoxLifecycle.js"
 import type { BoxId } from "../Domain/Ids.js"
@@ -121,7 +122,7 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
       const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
       const answer = yield* idempotent(
         key,
-        transport.operationWithResponse("boxes", "create", { payload, headers: { "idempotency-key": key } }, callOptions(options))
+        transport.operationWithResponse("boxes", "create", { payload, headers: { [IdempotencyKeyHeader]: key } }, callOptions(options))
       )
       yield* Effect.annotateCurrentSpan({ "boxkit.replayed": answer.replayed, "boxkit.status": answer.value.status })
       return answer
@@ -169,7 +170,7 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
         transport.operationWithResponse(
           "boxes",
           "upgrade",
-          { path: { box_id: boxId }, headers: { "idempotency-key": key } },
+          { path: { box_id: boxId }, headers: { [IdempotencyKeyHeader]: key } },
           callOptions(options)
         )
       )

@@ -4,16 +4,20 @@
  *
  * Source: spec Limits ("Idempotency-Key: up to 255 bytes (non-ASCII characters count for more than one) ... scoped
  * to the sending API key"), "Create a box" and the Responses header rules ("On retry reuse the same value and the
- * same body; use a new value for new work"). The checks beyond the spec's (control characters, surrounding
- * whitespace) and the UTF-8 header encoding are boxkit's choices (docs/ASSUMPTIONS.md).
+ * same body; use a new value for new work"). The rules the service applies too (255 UTF-8 bytes, blank, the header
+ * encoding) are the contract's (src/Contract/IdempotencyKey.ts); the checks beyond the spec's (a blank key refused
+ * rather than sent to be ignored, control characters, surrounding whitespace) are boxkit's choices
+ * (docs/ASSUMPTIONS.md).
  *
  * @since 0.1.0
  */
 import { Effect } from "effect"
 import * as ApiError from "../ApiError.js"
+import { IdempotentReplayedHeader } from "../Contract/Headers.js"
+import * as Rules from "../Contract/IdempotencyKey.js"
 
-/** The largest key, in UTF-8 bytes (spec Limits). @since 0.1.0 @category Constants */
-export const maxBytes = 255
+/** The largest key, in UTF-8 bytes (spec Limits; the contract's). @since 0.1.0 @category Constants */
+export const maxBytes = Rules.maxBytes
 
 /**
  * The answer of an idempotent call: the value, the key that was sent, and whether the service replayed it.
@@ -29,10 +33,15 @@ export interface Idempotent<A> {
   readonly replayed: boolean
 }
 
-/** The size of `key` in UTF-8 bytes. @since 0.1.0 @category Utils */
-export const byteLength = (key: string): number => new TextEncoder().encode(key).byteLength
+/**
+ * The size of `key` in UTF-8 bytes: the contract's count of the header value that carries it.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
+export const byteLength = (key: string): number => Rules.byteLength(Rules.toHeaderValue(key))
 
-const invalid = (message: string) => Effect.fail(ApiError.make.invalidRequest(message, "Idempotency-Key"))
+const invalid = (message: string) => Effect.fail(ApiError.make.invalidRequest(message, Rules.param))
 
 /**
  * Checks a caller's key, before any I/O. Fails with `InvalidRequestError` (param `Idempotency-Key`) when the key is
@@ -44,9 +53,10 @@ const invalid = (message: string) => Effect.fail(ApiError.make.invalidRequest(me
  * @category Utils
  */
 export const validate = (key: string): Effect.Effect<string, ApiError.InvalidRequestError> => {
-  if (key.trim() === "") return invalid("Idempotency-Key must not be blank.")
-  if (byteLength(key) > maxBytes) {
-    return invalid(`Idempotency-Key must be at most ${maxBytes} bytes in UTF-8; this one has ${byteLength(key)}.`)
+  const verdict = Rules.check(Rules.toHeaderValue(key))
+  if (verdict._tag === "Ignored") return invalid("Idempotency-Key must not be blank.")
+  if (verdict._tag === "TooLong") {
+    return invalid(`Idempotency-Key must be at most ${maxBytes} bytes in UTF-8; this one has ${verdict.bytes}.`)
   }
   if (/[\u0000-\u001f\u007f]/.test(key)) return invalid("Idempotency-Key must not contain control characters.")
   if (key.trim() !== key) return invalid("Idempotency-Key must not start or end with whitespace.")
@@ -64,16 +74,14 @@ export const resolve = (key: string | undefined): Effect.Effect<string, ApiError
   key === undefined ? Effect.sync(() => crypto.randomUUID()) : validate(key)
 
 /**
- * The header value that carries `key`'s UTF-8 bytes on the wire. HTTP header values are bytes; Node's HTTP stacks
- * take a string of one character per byte (latin1), so a non-ASCII key is re-spelled as its UTF-8 bytes. ASCII keys
- * are unchanged.
+ * The header value that carries `key`'s UTF-8 bytes on the wire (the contract's `IdempotencyKey.toHeaderValue`): a
+ * non-ASCII key re-spelled as its UTF-8 bytes, one character per byte; ASCII keys unchanged.
  *
  * @since 0.1.0
  * @category Utils
  */
-export const toHeaderValue = (key: string): string =>
-  /^[\u0000-\u007f]*$/.test(key) ? key : Buffer.from(key, "utf8").toString("latin1")
+export const toHeaderValue = Rules.toHeaderValue
 
 /** True when a response carried `Idempotent-Replayed: true`. @since 0.1.0 @category Guards */
 export const isReplayed = (headers: Readonly<Record<string, string | undefined>>): boolean =>
-  headers["idempotent-replayed"]?.trim().toLowerCase() === "true"
+  headers[IdempotentReplayedHeader]?.trim().toLowerCase() === "true"

@@ -12,6 +12,7 @@
 import { Sse } from "@effect/experimental"
 import { HttpClientRequest } from "@effect/platform"
 import { Duration, Effect, Option, Redacted, Schema, Stream } from "effect"
+import { IdempotencyKeyHeader } from "../Contract/Headers.js"
 import { ResponseId } from "../Domain/Ids.js"
 import * as ModelResponse from "../Domain/ModelResponse.js"
 import * as IdempotencyKey from "./IdempotencyKey.js"
@@ -130,7 +131,7 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
     const transport = yield* Transport
 
     const headersOf = (key: string, options: CreateOptions) => ({
-      "idempotency-key": key,
+      [IdempotencyKeyHeader]: key,
       ...(options.completionWindow !== undefined ? { [ModelResponse.completionWindowHeader]: options.completionWindow } : {})
     })
 

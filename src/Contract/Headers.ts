@@ -2,13 +2,14 @@
  * The request headers of the contract: their names (lowercase, as HTTP/1.1 servers see them) and the schemas of the
  * headers each kind of operation takes.
  *
- * Source: spec "Authentication" 7 (owner override), "Limits" (Idempotency-Key), "Errors" rule 3 (replayed answers);
- * docs/ASSUMPTIONS.md (the completion-window header).
+ * Source: spec "Authentication" 7 (owner override), "Limits" (Idempotency-Key; its rules: IdempotencyKey.ts),
+ * "Errors" rule 3 (replayed answers); docs/ASSUMPTIONS.md (the completion-window header).
  *
  * @since 0.1.0
  */
 import { Schema } from "effect"
 import * as ModelResponse from "../Domain/ModelResponse.js"
+import * as IdempotencyKey from "./IdempotencyKey.js"
 
 /** The `Idempotency-Key` header (spec: Limits). @since 0.1.0 @category Constants */
 export const IdempotencyKeyHeader = "idempotency-key"
@@ -36,13 +37,14 @@ export const BoxHeaders = Schema.Struct({
 })
 
 /**
- * An `Idempotency-Key` value: up to 255 bytes of UTF-8 (checked by the service's request pipeline, which answers 400
- * naming the header); JSON Schema can only bound its characters, so the document says 255 of them.
+ * An `Idempotency-Key` value: up to 255 bytes of UTF-8 (the rules in IdempotencyKey.ts, applied by the service's
+ * request pipeline, which answers 400 naming the header, and by the client); JSON Schema can only bound its
+ * characters, so the document says 255 of them.
  */
 export const IdempotencyKeyValue = Schema.String.annotations({
   jsonSchema: {
     type: "string",
-    maxLength: 255,
+    maxLength: IdempotencyKey.maxBytes,
     description: "up to 255 bytes (UTF-8: non-ASCII characters count for more than one); a blank key is ignored"
   }
 })

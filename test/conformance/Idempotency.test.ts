@@ -5,7 +5,9 @@
  * concurrent first requests that never both execute.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, TestClock } from "effect"
+import { Duration, Effect, Exit, Fiber, TestClock } from "effect"
+import * as ClientIdempotencyKey from "../../src/Client/IdempotencyKey.js"
+import * as IdempotencyKey from "../../src/Contract/IdempotencyKey.js"
 import * as C from "./support/Conformance.js"
 
 const createWithKey = (key: string, body: unknown = C.boxBody(), apiKey = "sk_acme_org") =>
@@ -129,6 +131,22 @@ describe("idempotency", () => {
         expect(second.json.box_id).not.toBe(first.json.box_id)
       }
       expect((yield* C.state).boxes).toHaveLength(6)
+      expect((yield* C.state).idempotency_keys).toBe(0)
+    })))
+
+  it.effect("a key of Unicode white space only (sent as its UTF-8 bytes) is blank too: ignored, as the client judges it", () =>
+    C.withService()(Effect.gen(function*() {
+      const keys = ["\u00a0", "\u3000", " \u2003\u2003 ", "\ufeff"]
+      for (const key of keys) {
+        // The client refuses to send it, as it refuses every blank key (the service would ignore it).
+        expect(Exit.isFailure(yield* Effect.exit(ClientIdempotencyKey.validate(key)))).toBe(true)
+        const first = yield* createWithKey(IdempotencyKey.toHeaderValue(key))
+        const second = yield* createWithKey(IdempotencyKey.toHeaderValue(key))
+        expect([first.status, second.status]).toEqual([201, 201])
+        expect(second.headers["idempotent-replayed"]).toBeUndefined()
+        expect(second.json.box_id).not.toBe(first.json.box_id)
+      }
+      expect((yield* C.state).boxes).toHaveLength(2 * keys.length)
       expect((yield* C.state).idempotency_keys).toBe(0)
     })))
 

@@ -10,7 +10,7 @@ import * as Box from "../../src/Domain/Box.js"
 import * as EgressPolicy from "../../src/Domain/EgressPolicy.js"
 import * as Secret from "../../src/Domain/Secret.js"
 import { clipboardMediaType } from "../../src/Server/handlers/Clipboard.js"
-import * as Idempotency from "../../src/Server/pipeline/Idempotency.js"
+import * as IdempotencyKey from "../../src/Contract/IdempotencyKey.js"
 import * as C from "./support/Conformance.js"
 
 const settings = { seed: 20261004, numRuns: 400 }
@@ -178,7 +178,9 @@ describe("validators at their boundaries", () => {
     fc.assert(
       fc.property(fc.string({ unit: fc.constantFrom("k", "é", "€", "📦"), maxLength: 140 }), (key) => {
         const wire = Buffer.from(key, "utf8").toString("latin1")
-        expect(Idempotency.headerBytes(wire)).toBe(Buffer.byteLength(key, "utf8"))
+        expect(IdempotencyKey.toHeaderValue(key)).toBe(wire)
+        expect(IdempotencyKey.byteLength(wire)).toBe(Buffer.byteLength(key, "utf8"))
+        expect(IdempotencyKey.keyOf(wire)).toBe(key)
       }),
       settings
     )

@@ -10,6 +10,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
+import { IdempotencyKeyHeader, IdempotentReplayedHeader } from "../../Contract/Headers.js"
 import * as StartingAnswer from "./StartingAnswer.js"
 
 /** How many requests are kept. */
@@ -58,7 +59,7 @@ const saysReplayed = (headers: unknown): boolean => {
   return Object.entries(headers).some(([name, value]) => name.toLowerCase() === replayedHeader && String(value) === "true")
 }
 
-const replayedHeader = "idempotent-replayed"
+const replayedHeader = IdempotentReplayedHeader
 
 /**
  * Whether `response` answers with `Idempotent-Replayed: true`. Both serving paths pass their headers to `writeHead`,
@@ -78,7 +79,7 @@ const watchReplayed = (response: ServerResponse): () => boolean => {
 const recordOf = (source: IncomingMessage, response: ServerResponse, startedAt: number, replayed: boolean): RecentRequest => {
   const url = source.url ?? "/"
   const queryAt = url.indexOf("?")
-  const key = source.headers["idempotency-key"]
+  const key = source.headers[IdempotencyKeyHeader]
   return {
     at: new Date(startedAt).toISOString(),
     method: source.method ?? "GET",

@@ -17,9 +17,6 @@ import { createHash } from "node:crypto"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { defaultIdempotencyBytes, defaultIdempotencyKeys } from "../Quotas.js"
 
-/** The largest key, in UTF-8 bytes (spec Limits). */
-export const maxKeyBytes = 255
-
 /**
  * The largest answer body remembered by default, in bytes (1 MiB; Quotas.ts `idempotencyAnswerBytes`): a larger answer is not recorded and its key is left
  * unsettled, so a retry runs again (spec: a failure to record the answer can leave a key unsettled). Create-box and
@@ -27,20 +24,6 @@ export const maxKeyBytes = 255
  * docs/ASSUMPTIONS.md "Quotas".
  */
 export const maxRememberedAnswerBytes = 1024 * 1024
-
-/**
- * The size in bytes of a header value as it was sent. HTTP/1.1 servers hand header bytes over one character per byte
- * (latin1), so a key sent as UTF-8 counts each of its bytes once (a non-ASCII character counts for more than one);
- * a character above U+00FF (only possible from other adapters) counts its UTF-8 bytes.
- */
-export const headerBytes = (value: string): number => {
-  let bytes = 0
-  for (const character of value) {
-    const code = character.codePointAt(0)!
-    bytes += code <= 0xff ? 1 : code <= 0x7ff ? 2 : code <= 0xffff ? 3 : 4
-  }
-  return bytes
-}
 
 /** A remembered answer: status, the headers that matter, and the body bytes. */
 export interface RememberedAnswer {

@@ -32,6 +32,7 @@ import { Cause, Duration, Effect, Redacted } from "effect"
 import * as ApiError from "../../ApiError.js"
 import * as Json from "../../Domain/Json.js"
 import { defaultMaxBodyBytes, IdempotencyKeyHeader, IdempotentReplayedHeader } from "../../Contract/Api.js"
+import * as IdempotencyKey from "../../Contract/IdempotencyKey.js"
 import { currentPrincipal, type PrincipalShape } from "../../Contract/Principal.js"
 import * as ErrorResponse from "../http/ErrorResponse.js"
 import { Admission } from "./Admission.js"
@@ -164,11 +165,11 @@ export const make: Effect.Effect<
     body: Uint8Array,
     atomic: boolean
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
-    if (Idempotency.headerBytes(key) > Idempotency.maxKeyBytes) {
+    if (IdempotencyKey.byteLength(key) > IdempotencyKey.maxBytes) {
       return Effect.succeed(ErrorResponse.fromApiError(
         ApiError.make.invalidRequest(
-          `Idempotency-Key must be at most ${Idempotency.maxKeyBytes} bytes (UTF-8).`,
-          "Idempotency-Key"
+          `Idempotency-Key must be at most ${IdempotencyKey.maxBytes} bytes (UTF-8).`,
+          IdempotencyKey.param
         )
       ))
     }
@@ -294,7 +295,7 @@ export const make: Effect.Effect<
     else forwarded = withBody(request, body)
     const handled = run(admitted.principal, forwarded)
     const key = request.headers[IdempotencyKeyHeader]
-    if (key !== undefined && key.trim() !== "" && admitted.route?.idempotent === true) {
+    if (key !== undefined && !IdempotencyKey.isBlank(key) && admitted.route?.idempotent === true) {
       return runIdempotent(handled, forwarded, admitted.principal, key, body, admitted.route.atomic)
     }
     return handled
