@@ -5,9 +5,13 @@
  * - `boxes`: boxes not terminated (default 1,000); checked by create box.
  * - `background_responses`: background responses accepted and not finished (default 1,000; counted by each instance
  *   for the responses it runs); checked by a background create response.
- * - `stored_bytes`: bytes the organization's records hold, its boxes' clipboards and its response records as JSON
- *   text (default 128 MiB); checked by clipboard writes and create response in the same step as the write (the store
- *   locks the organization's usage), with the size of what the request adds.
+ * - `stored_bytes`: bytes the organization's records hold, its boxes' clipboards, its response records as JSON
+ *   text and the bodies of the idempotent answers remembered for its API keys (default 128 MiB); checked by clipboard
+ *   writes, create response and the recording of an idempotent answer in the same step as the write (the store locks
+ *   the organization's usage), with the size of what the request adds; an answer that does not fit is not recorded.
+ * - `idempotency_keys`: per API key, the idempotency keys and bytes of answer bodies remembered at once; checked by
+ *   the store as it takes a new key (every store), and by the recording of an answer (one that does not fit is not
+ *   recorded).
  * - `secrets`, `egress_policies`, `apps`: how many the organization holds (default 1,000 each); checked by the store
  *   as it inserts a new one (replacing a secret or finding an app that exists is never refused).
  *
@@ -25,7 +29,7 @@ export interface QuotaSettings {
   readonly boxes: number
   /** Background responses accepted and not finished at once. */
   readonly backgroundResponses: number
-  /** Bytes held by clipboards and response records. */
+  /** Bytes held by clipboards, response records and remembered idempotent answer bodies. */
   readonly storedBytes: number
   /** Secrets held (default {@link defaultCountQuota} when not given). */
   readonly secrets?: number
@@ -35,17 +39,20 @@ export interface QuotaSettings {
   readonly apps?: number
   /**
    * Idempotency keys remembered at once for one API key, settled or running (default
-   * {@link defaultIdempotencyKeys} when not given); in-memory store only (Idempotency.ts).
+   * {@link defaultIdempotencyKeys} when not given); every store (Idempotency.ts, SqlIdempotency.ts), checked as a
+   * new key is taken.
    */
   readonly idempotencyKeys?: number
   /**
-   * Bytes of remembered answers held at once for one API key (default {@link defaultIdempotencyBytes} when not
-   * given); in-memory store only (Idempotency.ts).
+   * Bytes of remembered answer bodies held at once for one API key (default {@link defaultIdempotencyBytes} when
+   * not given); every store: a new key is refused once they are held, and an answer that would pass them is not
+   * recorded. The same bytes count in the organization's {@link storedBytes}.
    */
   readonly idempotencyBytes?: number
   /**
    * The largest answer body remembered for one idempotency key, in bytes (default 1 MiB,
-   * `Idempotency.maxRememberedAnswerBytes`, when not given): a larger answer is not recorded (Idempotency.ts).
+   * `Idempotency.maxRememberedAnswerBytes`, when not given): a larger answer is not recorded, on every store (the
+   * request pipeline releases its key).
    */
   readonly idempotencyAnswerBytes?: number
 }
@@ -60,8 +67,8 @@ export interface QuotaSettings {
 export const defaultIdempotencyKeys = 50_000
 
 /**
- * The bytes of remembered answers one API key may hold at once when the settings name no quota: 32 MiB. Source:
- * docs/ASSUMPTIONS.md "Quotas".
+ * The bytes of remembered answer bodies one API key may hold at once when the settings name no quota: 32 MiB.
+ * Source: docs/ASSUMPTIONS.md "Quotas".
  *
  * @since 0.1.0
  * @category Constants
@@ -70,8 +77,8 @@ export const defaultIdempotencyBytes = 32 * 1024 * 1024
 
 /**
  * The 429 `quota_exceeded_error` code `idempotency_keys` of a request with a new `Idempotency-Key` while its API key
- * has {@link QuotaSettings.idempotencyKeys} keys or {@link QuotaSettings.idempotencyBytes} bytes of answers
- * remembered: the request did not run; it clears as remembered keys expire.
+ * has {@link QuotaSettings.idempotencyKeys} keys or {@link QuotaSettings.idempotencyBytes} bytes of answer bodies
+ * remembered (on any store): the request did not run; it clears as remembered keys expire.
  *
  * @since 0.1.0
  * @category Checks
@@ -200,7 +207,7 @@ export const storedBytesExceeded = (
   adding: number
 ): ApiError.QuotaExceededError =>
   ApiError.make.quotaExceeded(
-    `The organization stores ${stored} bytes (clipboards and model responses); ${adding} more would pass its quota ` +
-      `of ${quotas.storedBytes}.`,
+    `The organization stores ${stored} bytes (clipboards, model responses and remembered idempotent answers); ` +
+      `${adding} more would pass its quota of ${quotas.storedBytes}.`,
     "stored_bytes"
   )

@@ -20,9 +20,12 @@ const store = Idempotency.layerMemory.pipe(
   Layer.provide(LocalServiceConfig.layer({ idempotencyRetention: Duration.hours(24) }))
 )
 
+/** The API key `scope` of no organization. */
+const holder = (scope: string): Idempotency.KeyHolder => ({ scope, orgId: null })
+
 const settle = (scope: string, key: string, print: string, remembered = answer) =>
   Effect.flatMap(Idempotency.IdempotencyStore, (keys) =>
-    Effect.flatMap(keys.claim(scope, key, print), (claim) => {
+    Effect.flatMap(keys.claim(holder(scope), key, print), (claim) => {
       if (claim._tag !== "Started") return Effect.dieMessage(`expected Started, got ${claim._tag}`)
       return claim.settle(remembered)
     }))
@@ -43,11 +46,11 @@ describe("remembered answers", () => {
     Effect.gen(function*() {
       const keys = yield* Idempotency.IdempotencyStore
       yield* settle("key-a", "k1", "print-1")
-      const replay = yield* keys.claim("key-a", "k1", "print-1")
+      const replay = yield* keys.claim(holder("key-a"), "k1", "print-1")
       expect(replay._tag).toBe("Replay")
       if (replay._tag === "Replay") expect(Array.from(replay.answer.body)).toEqual(Array.from(answer.body))
-      expect((yield* keys.claim("key-a", "k1", "print-2"))._tag).toBe("Mismatch")
-      expect((yield* keys.claim("key-b", "k1", "print-2"))._tag).toBe("Started")
+      expect((yield* keys.claim(holder("key-a"), "k1", "print-2"))._tag).toBe("Mismatch")
+      expect((yield* keys.claim(holder("key-b"), "k1", "print-2"))._tag).toBe("Started")
       expect(yield* keys.size).toBe(2)
     }).pipe(Effect.provide(store)))
 
@@ -57,30 +60,30 @@ describe("remembered answers", () => {
       yield* settle("key-a", "old", "p")
       yield* TestClock.adjust(Duration.hours(12))
       yield* settle("key-a", "young", "p")
-      const running = yield* keys.claim("key-a", "running", "p")
+      const running = yield* keys.claim(holder("key-a"), "running", "p")
       expect(running._tag).toBe("Started")
       expect(yield* keys.size).toBe(3)
       yield* TestClock.adjust(Duration.hours(13))
       // 1,024 claims run the sweep once (each of these is a new key of another API key, released at once).
       for (let index = 0; index < 1024; index++) {
-        const claim = yield* keys.claim("key-c", `k${index}`, "p")
+        const claim = yield* keys.claim(holder("key-c"), `k${index}`, "p")
         if (claim._tag === "Started") yield* claim.release
       }
       expect(yield* keys.size).toBe(2)
-      expect((yield* keys.claim("key-a", "young", "p"))._tag).toBe("Replay")
-      expect((yield* keys.claim("key-a", "running", "p"))._tag).toBe("InFlight")
-      expect((yield* keys.claim("key-a", "old", "p"))._tag).toBe("Started")
+      expect((yield* keys.claim(holder("key-a"), "young", "p"))._tag).toBe("Replay")
+      expect((yield* keys.claim(holder("key-a"), "running", "p"))._tag).toBe("InFlight")
+      expect((yield* keys.claim(holder("key-a"), "old", "p"))._tag).toBe("Started")
     }).pipe(Effect.provide(store)))
 
   it.effect("a released key is forgotten; a second settle of a released claim records nothing", () =>
     Effect.gen(function*() {
       const keys = yield* Idempotency.IdempotencyStore
-      const claim = yield* keys.claim("key-a", "k", "p")
+      const claim = yield* keys.claim(holder("key-a"), "k", "p")
       if (claim._tag !== "Started") return yield* Effect.dieMessage("expected Started")
       yield* claim.release
       yield* claim.settle(answer)
       expect(yield* keys.size).toBe(0)
-      expect((yield* keys.claim("key-a", "k", "p"))._tag).toBe("Started")
+      expect((yield* keys.claim(holder("key-a"), "k", "p"))._tag).toBe("Started")
     }).pipe(Effect.provide(store)))
 })
 

@@ -46,7 +46,7 @@ export const inspectState = Effect.gen(function*() {
       return {
         boxes: held.activeBoxes,
         background_responses: yield* engine.backgroundInFlight(orgId),
-        stored_bytes: held.clipboardBytes + (yield* responses.storedBytes(orgId)),
+        stored_bytes: held.clipboardBytes + (yield* responses.storedBytes(orgId)) + (yield* idempotency.storedBytes(orgId)),
         secrets: yield* secrets.count(orgId),
         egress_policies: yield* policies.count(orgId),
         apps: yield* apps.count(orgId)

@@ -10,12 +10,18 @@
  * (expiry, fingerprint, status, headers and body bytes): about 200 bytes for a create-box answer, no object, buffer
  * or closure per key.
  *
+ * Bounds (every store; Quotas.ts, docs/ASSUMPTIONS.md "Quotas"): per API key at most `idempotencyKeys` keys and
+ * `idempotencyBytes` bytes of remembered answer bodies, past which a new key is refused (`Full`); an answer whose
+ * recording would pass the API key's answer bytes or its organization's stored-bytes quota (answers count in
+ * `stored_bytes`) is not recorded and its key is released.
+ *
  * @since 0.1.0
  */
-import { Clock, Context, Data, Duration, Effect, Layer } from "effect"
+import { Clock, Context, Data, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { createHash } from "node:crypto"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { defaultIdempotencyBytes, defaultIdempotencyKeys } from "../Quotas.js"
+import { MemoryStoredUsage, StoredUsage } from "../state/MemoryRepositories.js"
 
 /**
  * The largest answer body remembered by default, in bytes (1 MiB; Quotas.ts `idempotencyAnswerBytes`): a larger answer is not recorded and its key is left
@@ -43,7 +49,8 @@ export class IdempotencyStoreError extends Data.TaggedError("IdempotencyStoreErr
 export type Claim =
   /**
    * First use (or an unsettled key): run the request, then `settle` (remember the answer) or `release` (forget the
-   * key: a retry runs again). A failed `settle` must be followed by `release`.
+   * key: a retry runs again). A failed `settle` must be followed by `release`. `settle` records nothing and releases
+   * the key itself when the answer would pass a bound (the API key's answer bytes, the organization's stored bytes).
    */
   | {
     readonly _tag: "Started"
@@ -66,66 +73,33 @@ export type Claim =
 export const fingerprint = (method: string, url: string, body: Uint8Array): string =>
   createHash("sha256").update(method).update("\u0000").update(url).update("\u0000").update(body).digest("base64")
 
-/** The store of keys. `scope` is the sending API key's id; keys of different API keys never meet. */
+/**
+ * Who presents a key: `scope`, the sending API key's id (keys of different API keys never meet; the key bounds are
+ * per API key), and `orgId`, the organization it acts for (null when none), whose stored bytes its answers count in.
+ */
+export interface KeyHolder {
+  readonly scope: string
+  readonly orgId: string | null
+}
+
+/** The store of keys. */
 export class IdempotencyStore extends Context.Tag("boxkit/server/IdempotencyStore")<IdempotencyStore, {
   /**
-   * Presents `key` of the API key `scope` for a request with `fingerprint`; atomic with every other claim. `inUnit`:
-   * the claim and its request run in one unit of work of a store with one writer (`Transactions.claimsInUnit`), so
-   * nobody else can present the key before the unit ends; a store may then write a first use only when it settles.
+   * Presents `key` of `holder` for a request with `fingerprint`; atomic with every other claim. `inUnit`: the claim
+   * and its request run in one unit of work of a store with one writer (`Transactions.claimsInUnit`), so nobody else
+   * can present the key before the unit ends; a store may then write a first use only when it settles.
    */
   readonly claim: (
-    scope: string,
+    holder: KeyHolder,
     key: string,
     fingerprint: string,
     inUnit?: boolean
   ) => Effect.Effect<Claim, IdempotencyStoreError>
   /** How many keys are remembered (settled or running). */
   readonly size: Effect.Effect<number>
+  /** The body bytes of the answers remembered for organization `orgId`'s API keys (part of its `stored_bytes`). */
+  readonly storedBytes: (orgId: string) => Effect.Effect<number>
 }>() {}
-
-/** A key whose request is running: its fingerprint; the object itself tells two claims of one key apart. */
-class Running {
-  constructor(readonly fingerprint: string) {}
-}
-
-/**
- * The `Started` claim of the in-memory store. `settle` and `release` are own properties (a claim can be copied with
- * a spread), made without closures named per claim.
- */
-class StartedClaim {
-  readonly _tag = "Started"
-  readonly settle: (answer: RememberedAnswer) => Effect.Effect<void, IdempotencyStoreError>
-  readonly release: Effect.Effect<void>
-
-  constructor(
-    private readonly entries: Map<string, string | Running>,
-    private readonly key: string,
-    private readonly running: Running,
-    private readonly retentionMillis: number,
-    private readonly forget: () => void,
-    private readonly remember: (bytes: number) => void
-  ) {
-    this.settle = this.settleWith.bind(this)
-    this.release = Effect.sync(this.releaseNow.bind(this))
-  }
-
-  private settleWith(answer: RememberedAnswer): Effect.Effect<void> {
-    return Effect.map(Clock.currentTimeMillis, (at) => {
-      if (this.entries.get(this.key) === this.running) {
-        const settled = encodeSettled(at + this.retentionMillis, this.running.fingerprint, answer)
-        this.entries.set(this.key, settled)
-        this.remember(settled.length)
-      }
-    })
-  }
-
-  private releaseNow(): void {
-    if (this.entries.get(this.key) === this.running) {
-      this.entries.delete(this.key)
-      this.forget()
-    }
-  }
-}
 
 /**
  * A settled key as one flat Latin-1 string (one heap object per key; no object, map or buffer per answer):
@@ -176,89 +150,202 @@ export const decodeSettled = (encoded: string): RememberedAnswer => {
   return { status, headers, body: new Uint8Array(Buffer.from(encoded.slice(at), "latin1")) }
 }
 
+/** The body bytes of an {@link encodeSettled} string's answer. */
+export const settledBodyBytes = (encoded: string): number => {
+  let at = encoded.indexOf("\u0000") + 1
+  at = encoded.indexOf("\u0000", at) + 1
+  at = encoded.indexOf("\u0000", at) + 1
+  const countEnd = encoded.indexOf("\u0000", at)
+  const fields = 2 * Number(encoded.slice(at, countEnd))
+  at = countEnd + 1
+  for (let index = 0; index < fields; index++) at = encoded.indexOf("\u0000", at) + 1
+  return encoded.length - at
+}
+
+/** A key whose request is running: its fingerprint; the object itself tells two claims of one key apart. */
+class Running {
+  constructor(readonly fingerprint: string) {}
+}
+
+/**
+ * The keys of one API key in the in-memory store (by the `Idempotency-Key` value as sent, in the order first
+ * claimed), the body bytes of its settled answers, and the organization those bytes count in.
+ */
+class ScopeKeys {
+  readonly entries = new Map<string, string | Running>()
+  bytes = 0
+  constructor(readonly orgId: string | null) {}
+}
+
+/** The bounds of the in-memory store, from Quotas.ts settings. */
+interface MemoryBounds {
+  readonly retentionMillis: number
+  /** Keys per API key. */
+  readonly maxKeys: number
+  /** Answer body bytes per API key. */
+  readonly maxBytes: number
+  /** The organization's stored-bytes quota. */
+  readonly maxStoredBytes: number
+}
+
+/**
+ * The keys of every API key in memory, with what each organization stores ({@link StoredUsage}, shared with the
+ * in-memory repositories). Each method runs at once (no yield inside), so claims, settles and the checks of the
+ * bounds are atomic with each other and with the repositories' writes.
+ */
+class MemoryKeys {
+  readonly scopes = new Map<string, ScopeKeys>()
+  size = 0
+  private claims = 0
+
+  constructor(private readonly bounds: MemoryBounds, private readonly usage: StoredUsage) {}
+
+  /** Forgets the settled key `key` (`encoded`) of `keys`, giving back its answer's bytes. */
+  private dropSettled(keys: ScopeKeys, key: string, encoded: string): void {
+    keys.entries.delete(key)
+    this.size--
+    const body = settledBodyBytes(encoded)
+    keys.bytes -= body
+    if (keys.orgId !== null) this.usage.addAnswerBytes(keys.orgId, -body)
+  }
+
+  /** Drops the expired settled keys of `keys`, oldest first, up to the first that has not expired. */
+  private sweepScope(keys: ScopeKeys, now: number): void {
+    for (const [key, entry] of keys.entries) {
+      if (typeof entry !== "string") continue
+      if (settledExpiry(entry) > now) break
+      this.dropSettled(keys, key, entry)
+    }
+  }
+
+  /** Drops the expired settled keys of every API key. */
+  sweep(now: number): void {
+    for (const [scope, keys] of this.scopes) {
+      this.sweepScope(keys, now)
+      if (keys.entries.size === 0) this.scopes.delete(scope)
+    }
+  }
+
+  /** True when `keys` holds its quota of keys or answer bytes, once its expired keys are gone. */
+  private full(keys: ScopeKeys, now: number): boolean {
+    const { maxBytes, maxKeys } = this.bounds
+    if (keys.entries.size < maxKeys && keys.bytes < maxBytes) return false
+    this.sweepScope(keys, now)
+    return keys.entries.size >= maxKeys || keys.bytes >= maxBytes
+  }
+
+  claim(holder: KeyHolder, key: string, print: string, now: number): Claim {
+    if (++this.claims % 1024 === 0) this.sweep(now)
+    let keys = this.scopes.get(holder.scope)
+    if (keys === undefined) {
+      keys = new ScopeKeys(holder.orgId)
+      this.scopes.set(holder.scope, keys)
+    }
+    const existing = keys.entries.get(key)
+    if (typeof existing === "string" && settledExpiry(existing) <= now) {
+      this.dropSettled(keys, key, existing)
+    } else if (existing !== undefined) {
+      if (typeof existing !== "string") return existing.fingerprint === print ? { _tag: "InFlight" } : { _tag: "Mismatch" }
+      return settledFingerprint(existing) === print
+        ? { _tag: "Replay", answer: decodeSettled(existing) }
+        : { _tag: "Mismatch" }
+    }
+    if (this.full(keys, now)) return { _tag: "Full" }
+    const running = new Running(print)
+    keys.entries.set(key, running)
+    this.size++
+    return new StartedClaim(this, keys, key, running)
+  }
+
+  /**
+   * Records `answer` for the running key, unless it was released, or unless its body would take the API key past
+   * its answer bytes or the organization past its stored-bytes quota: then the key is released (not recorded).
+   */
+  settle(keys: ScopeKeys, key: string, running: Running, answer: RememberedAnswer, now: number): void {
+    if (keys.entries.get(key) !== running) return
+    const adding = answer.body.byteLength
+    const { maxBytes, maxStoredBytes, retentionMillis } = this.bounds
+    if (
+      keys.bytes + adding > maxBytes ||
+      (keys.orgId !== null && this.usage.storedBytes(keys.orgId) + adding > maxStoredBytes)
+    ) {
+      return this.release(keys, key, running)
+    }
+    keys.entries.set(key, encodeSettled(now + retentionMillis, running.fingerprint, answer))
+    keys.bytes += adding
+    if (keys.orgId !== null) this.usage.addAnswerBytes(keys.orgId, adding)
+  }
+
+  /** Forgets the running key, if it is still this claim's. */
+  release(keys: ScopeKeys, key: string, running: Running): void {
+    if (keys.entries.get(key) !== running) return
+    keys.entries.delete(key)
+    this.size--
+  }
+}
+
+/**
+ * The `Started` claim of the in-memory store. `settle` and `release` are own properties (a claim can be copied with
+ * a spread), made without closures named per claim.
+ */
+class StartedClaim {
+  readonly _tag = "Started"
+  readonly settle: (answer: RememberedAnswer) => Effect.Effect<void, IdempotencyStoreError>
+  readonly release: Effect.Effect<void>
+
+  constructor(
+    private readonly store: MemoryKeys,
+    private readonly keys: ScopeKeys,
+    private readonly key: string,
+    private readonly running: Running
+  ) {
+    this.settle = this.settleWith.bind(this)
+    this.release = Effect.sync(this.releaseNow.bind(this))
+  }
+
+  private settleWith(answer: RememberedAnswer): Effect.Effect<void> {
+    return Effect.map(Clock.currentTimeMillis, (now) => this.store.settle(this.keys, this.key, this.running, answer, now))
+  }
+
+  private releaseNow(): void {
+    this.store.release(this.keys, this.key, this.running)
+  }
+}
+
 /**
  * In-memory store: one map per API key (keyed by the `Idempotency-Key` value as sent), each settled key one flat
- * string ({@link encodeSettled}), a running key one small object. Expired keys are dropped when met, and swept
- * oldest first every 1,024 claims (keys are kept in the order they were first claimed, which is also, give or take
- * the running time of a request, the order they expire in).
+ * string ({@link encodeSettled}), a running key one small object. Expired keys are dropped when met, swept oldest
+ * first every 1,024 claims and every `sweepInterval` (keys are kept in the order they were first claimed, which is
+ * also, give or take the running time of a request, the order they expire in).
  *
  * Bounded per API key (Quotas.ts `idempotencyKeys`, `idempotencyBytes`): a new key while the API key has that many
- * keys, or that many bytes of settled answers, is refused (`Full`) after its expired keys are swept, whatever the
- * answers were (a 4xx answer is remembered too, spec "Errors" rule 3), so keys on failing requests cannot grow the
- * process without bound.
+ * keys, or that many bytes of settled answer bodies, is refused (`Full`) after its expired keys are swept, whatever
+ * the answers were (a 4xx answer is remembered too, spec "Errors" rule 3), so keys on failing requests cannot grow
+ * the process without bound. Answer bodies count in the organization's stored bytes: with the in-memory
+ * repositories' {@link MemoryStoredUsage} in context (StateStore.ts `layerMemory`) the quota is checked against
+ * clipboards, response records and answers together; without it (other repositories), against answers alone.
  */
-export const layerMemory = Layer.effect(
+export const layerMemory = Layer.scoped(
   IdempotencyStore,
   Effect.gen(function*() {
     const config = yield* LocalServiceConfig
-    const retentionMillis = Duration.toMillis(config.idempotencyRetention)
-    const maxKeys = config.quotas.idempotencyKeys ?? defaultIdempotencyKeys
-    const maxBytes = config.quotas.idempotencyBytes ?? defaultIdempotencyBytes
-    const scopes = new Map<string, Map<string, string | Running>>()
-    /** The bytes of the settled answers of each API key. */
-    const bytes = new Map<string, number>()
-    const account = (scope: string, delta: number) => {
-      const next = (bytes.get(scope) ?? 0) + delta
-      if (next === 0) bytes.delete(scope)
-      else bytes.set(scope, next)
-    }
-    let size = 0
-    let claims = 0
-    const sweepScope = (scope: string, entries: Map<string, string | Running>, now: number) => {
-      for (const [key, entry] of entries) {
-        if (typeof entry !== "string") continue
-        if (settledExpiry(entry) > now) break
-        entries.delete(key)
-        account(scope, -entry.length)
-        size--
-      }
-    }
-    const sweep = (now: number) => {
-      for (const [scope, entries] of scopes) {
-        sweepScope(scope, entries, now)
-        if (entries.size === 0) scopes.delete(scope)
-      }
-    }
-    /** True when API key `scope` holds its quota of keys or answer bytes, once its expired keys are gone. */
-    const full = (scope: string, entries: Map<string, string | Running>, now: number) => {
-      if (entries.size < maxKeys && (bytes.get(scope) ?? 0) < maxBytes) return false
-      sweepScope(scope, entries, now)
-      return entries.size >= maxKeys || (bytes.get(scope) ?? 0) >= maxBytes
-    }
+    const usage = Option.getOrElse(yield* Effect.serviceOption(MemoryStoredUsage), () => new StoredUsage())
+    const store = new MemoryKeys({
+      retentionMillis: Duration.toMillis(config.idempotencyRetention),
+      maxKeys: config.quotas.idempotencyKeys ?? defaultIdempotencyKeys,
+      maxBytes: config.quotas.idempotencyBytes ?? defaultIdempotencyBytes,
+      maxStoredBytes: config.quotas.storedBytes
+    }, usage)
+    // Expired answers give their bytes back within a sweep interval, claimed again or not.
+    yield* Clock.currentTimeMillis.pipe(
+      Effect.map((now) => store.sweep(now)),
+      Effect.repeat(Schedule.spaced(config.sweepInterval)),
+      Effect.forkScoped
+    )
     return {
-      size: Effect.sync(() => size),
-      claim: (scope, key, print) =>
-        Effect.map(Clock.currentTimeMillis, (now): Claim => {
-          if (++claims % 1024 === 0) sweep(now)
-          let entries = scopes.get(scope)
-          if (entries === undefined) {
-            entries = new Map()
-            scopes.set(scope, entries)
-          }
-          const existing = entries.get(key)
-          if (typeof existing === "string" && settledExpiry(existing) <= now) {
-            entries.delete(key)
-            account(scope, -existing.length)
-            size--
-          } else if (existing !== undefined) {
-            if (typeof existing !== "string") return existing.fingerprint === print ? { _tag: "InFlight" } : { _tag: "Mismatch" }
-            return settledFingerprint(existing) === print
-              ? { _tag: "Replay", answer: decodeSettled(existing) }
-              : { _tag: "Mismatch" }
-          }
-          if (full(scope, entries, now)) return { _tag: "Full" }
-          const running = new Running(print)
-          entries.set(key, running)
-          size++
-          return new StartedClaim(
-            entries,
-            key,
-            running,
-            retentionMillis,
-            () => size--,
-            (settled) => account(scope, settled)
-          )
-        })
+      size: Effect.sync(() => store.size),
+      storedBytes: (orgId) => Effect.sync(() => usage.answerBytes.get(orgId) ?? 0),
+      claim: (holder, key, print) => Effect.map(Clock.currentTimeMillis, (now) => store.claim(holder, key, print, now))
     }
   })
 )

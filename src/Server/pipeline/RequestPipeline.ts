@@ -176,7 +176,9 @@ export const make: Effect.Effect<
     // One writer: the claim joins the request's unit of work (Transactions.ts `claimsInUnit`); a crash before its
     // commit keeps neither the claim nor what the request made.
     const claimInUnit = atomic && transactions.claimsInUnit
-    const claim = store.claim(principal.keyId, key, Idempotency.fingerprint(request.method, request.url, body), claimInUnit)
+    // The organization the caller acts for: its remembered answers count in that organization's stored bytes.
+    const holder = { scope: principal.keyId, orgId: principal.organizationOfUser }
+    const claim = store.claim(holder, key, Idempotency.fingerprint(request.method, request.url, body), claimInUnit)
     const answered = Effect.flatMap(
       Effect.either(claim),
       (claimed) =>

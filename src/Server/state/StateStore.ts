@@ -36,13 +36,16 @@ export type StateStore =
 /** The store could not be opened or prepared (a locked or unreadable file, a database that refuses, a failed migration). */
 export class StateStoreError extends Data.TaggedError("StateStoreError")<{ readonly message: string }> {}
 
-/** The whole state in memory (`repositories` in place of the in-memory repositories when given). */
+/**
+ * The whole state in memory (`repositories` in place of the in-memory repositories when given). The idempotency store
+ * is given the repositories' output, so that remembered answers count in the stored bytes the in-memory
+ * repositories check (MemoryRepositories.ts `MemoryStoredUsage`).
+ */
 export const layerMemory = (
   repositories: Layer.Layer<Repositories.Repositories> = MemoryRepositories.layerMemory
 ): Layer.Layer<StateStore, never, LocalServiceConfig> =>
   Layer.mergeAll(
-    repositories,
-    Idempotency.layerMemory,
+    Idempotency.layerMemory.pipe(Layer.provideMerge(repositories)),
     Transactions.layerMemory,
     DurableWork.layerMemory,
     Layer.succeed(StateLocation, { description: "in memory", durable: false, fresh: true })

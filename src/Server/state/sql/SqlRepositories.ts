@@ -77,10 +77,10 @@ export const modify = <A>(
   })))
 
 /**
- * What organization `orgId` stores (clipboard and response bytes of `org_usage`), read in the current transaction
- * with the organization's usage row locked until it ends: on PostgreSQL an upsert creates the row if missing and
- * locks it, returning its latest values (writes of one organization on any instance take turns); SQLite has one
- * writer, whose transaction is the lock.
+ * What organization `orgId` stores (clipboard, response and remembered answer bytes of `org_usage`), read in the
+ * current transaction with the organization's usage row locked until it ends: on PostgreSQL an upsert creates the row
+ * if missing and locks it, returning its latest values (writes of one organization on any instance take turns);
+ * SQLite has one writer, whose transaction is the lock.
  */
 export const lockedStoredBytes = (sql: SqlClient.SqlClient, orgId: string): Effect.Effect<number, SqlError.SqlError> =>
   Effect.map(
@@ -88,10 +88,13 @@ export const lockedStoredBytes = (sql: SqlClient.SqlClient, orgId: string): Effe
       pg: () =>
         sql`INSERT INTO org_usage (org_id) VALUES (${orgId})
           ON CONFLICT (org_id) DO UPDATE SET active_boxes = org_usage.active_boxes
-          RETURNING clipboard_bytes, response_bytes`,
-      orElse: () => sql`SELECT clipboard_bytes, response_bytes FROM org_usage WHERE org_id = ${orgId}`
+          RETURNING clipboard_bytes, response_bytes, answer_bytes`,
+      orElse: () => sql`SELECT clipboard_bytes, response_bytes, answer_bytes FROM org_usage WHERE org_id = ${orgId}`
     }),
-    (rows) => rows.length === 0 ? 0 : numberOf(rows[0].clipboard_bytes) + numberOf(rows[0].response_bytes)
+    (rows) =>
+      rows.length === 0
+        ? 0
+        : numberOf(rows[0].clipboard_bytes) + numberOf(rows[0].response_bytes) + numberOf(rows[0].answer_bytes)
   )
 
 /** The `org_usage` columns that count rows (Migrations.ts migration 3). */
