@@ -1,33 +1,24 @@
 /**
- * The README's daemon and configuration examples, type-checked by `npm test` so that they do not rot. Runs against
- * `boxkit serve` on port 8787: `BOX_API_KEY=sk_acme_org BOX_BASE_URL=http://127.0.0.1:8787/v1 npx tsx scratchpad/daemon.ts`
+ * The README's daemon (README "A daemon: a box for as long as the process runs"), against the sources: a box held
+ * as a scoped resource for as long as the process runs, terminated on SIGINT or SIGTERM. With
+ * `boxkit serve --port 8787` running and BOX_API_KEY=sk_acme_org BOX_BASE_URL=http://127.0.0.1:8787/v1 set,
+ * `npx tsx scratchpad/daemon.ts`, then Ctrl-C once it logs "serving with box". Type-checked by `npm test`.
  */
-import { NodeHttpClient } from "@effect/platform-node"
-import { Config, Effect, Layer, Redacted, Stream } from "effect"
-import { Boxkit, type BoxkitOptions, Responses, WebhookReceiver } from "../src/index.js"
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect, Schedule } from "effect"
+import { Apps, Boxes, Boxkit } from "../src/index.js"
 
-const options: BoxkitOptions = { apiKey: Redacted.make("sk_acme_org"), baseUrl: "http://127.0.0.1:8787/v1" }
-
-/** Every way to configure the client (README "Configuration"). */
-export const layers = [
-  Boxkit.layer({ ...options, retry: { maxAttempts: 3 } }),
-  Boxkit.layerConfig(),
-  Boxkit.layerConfig(Config.all({
-    apiKey: Config.redacted("MY_KEY"),
-    baseUrl: Config.string("MY_URL"),
-    apiUrl: Config.succeed(undefined),
-    retry: Config.succeed(undefined)
-  })),
-  Boxkit.layerWithoutHttpClient(options).pipe(Layer.provide(NodeHttpClient.layerUndici))
-]
-
-const token = Redacted.make(crypto.randomUUID())
 const program = Effect.gen(function*() {
-  const { url, completions } = yield* WebhookReceiver.stream({ token, port: 0 })
-  const responses = yield* Responses
-  yield* responses.submit({ model: "boxkit-local", input: "Summarize the logs." }, { completionWebhook: { url, token } })
-  const finished = yield* completions.pipe(Stream.take(1), Stream.runHead)
-  yield* Effect.log(finished)
+  const app = yield* (yield* Apps).find("daemon", { mintIfMissing: true })
+  const boxes = yield* Boxes
+  // Running when this returns; terminated when the scope below closes (also on SIGINT and SIGTERM).
+  const box = yield* boxes.scoped({ name: "daemon", app_id: app.id, image: { base: "debian" } })
+  yield* Effect.log(`serving with box ${box.box_id}`)
+  // The daemon's work: here, a look at the box every 30 seconds, until the process is stopped.
+  yield* boxes.retrieve(box.box_id).pipe(
+    Effect.tap((current) => Effect.log(`box ${current.box_id} is ${current.status}`)),
+    Effect.repeat(Schedule.spaced("30 seconds"))
+  )
 }).pipe(Effect.scoped, Effect.provide(Boxkit.layerConfig()))
 
-if (process.argv[1]?.endsWith("daemon.ts")) Effect.runPromise(program)
+NodeRuntime.runMain(program)
