@@ -206,6 +206,24 @@ export const run = Effect.fn("ClientStock.run")(function*(settings: BenchSetting
   return { rounds, ...timing, runs } satisfies ClientStockResults
 }, Effect.scoped)
 
-/** The verdict of one pair at one concurrency: the best of its three ratios against {@link keepRatio}. */
-export const pays = (run: PairRun): boolean =>
-  Math.max(run.callsPerSecondRatio, run.latencyP50Ratio, run.cpuPerCallRatio) >= keepRatio
+/**
+ * The figures that decide a pair (docs/decisions/0006-client-own-code-or-stock.md): the latency of one call (p50 at
+ * concurrency 1), and under load (the highest concurrency measured) calls per second and client CPU per call. The p50
+ * at concurrency 64 is not one of them: with 64 calls in flight it is queueing, the inverse of calls per second.
+ */
+export const decidingRatios = (runs: ReadonlyArray<PairRun>, pair: string) => {
+  const of = runs.filter((run) => run.pair === pair)
+  const single = of.find((run) => run.concurrency === 1)
+  const loaded = of.reduce<PairRun | undefined>((best, run) => best === undefined || run.concurrency > best.concurrency ? run : best, undefined)
+  return {
+    latencyP50: single?.latencyP50Ratio ?? Number.NaN,
+    callsPerSecond: loaded?.callsPerSecondRatio ?? Number.NaN,
+    cpuPerCall: loaded?.cpuPerCallRatio ?? Number.NaN
+  }
+}
+
+/** True when one of the pair's {@link decidingRatios} reaches {@link keepRatio}: the own module pays for itself. */
+export const pays = (runs: ReadonlyArray<PairRun>, pair: string): boolean => {
+  const ratios = decidingRatios(runs, pair)
+  return Math.max(ratios.latencyP50, ratios.callsPerSecond, ratios.cpuPerCall) >= keepRatio
+}

@@ -686,7 +686,9 @@ const clientStockSection = (results: ClientStockResults): string => {
     `${results.warmupSeconds} s warm-up per side, the order of the sides alternating; figures are medians of the rounds, ` +
     "ratios the medians of the rounds' ratios, above 1 when the own module is better (calls/s own ÷ stock; p50 latency " +
     "and client CPU per call stock ÷ own). CPU is `process.cpuUsage()` of the client (bench) process per call. " +
-    `\"pays\": a ratio reaches ${keepRatio}x (docs/decisions/0006-client-own-code-or-stock.md).`,
+    `\"pays\" (the same for both rows of a pair): the p50 ratio at concurrency 1, or the calls/s or CPU ratio at the ` +
+    `highest concurrency, reaches ${keepRatio}x (the p50 at concurrency ${results.runs.reduce((most, run) => Math.max(most, run.concurrency), 1)} ` +
+    "is queueing, the inverse of calls/s; docs/decisions/0006-client-own-code-or-stock.md).",
     "",
     table(
       ["pair", "concurrency", "own", "stock", "calls/s ÷", "p50 ÷", "CPU/call ÷", "pays", "failures own / stock"],
@@ -698,7 +700,7 @@ const clientStockSection = (results: ClientStockResults): string => {
         times(run.callsPerSecondRatio),
         times(run.latencyP50Ratio),
         times(run.cpuPerCallRatio),
-        pays(run) ? "yes" : "no",
+        pays(results.runs, run.pair) ? "yes" : "no",
         `${run.ownRounds.reduce((sum, round) => sum + round.failures, 0)} / ${run.stockRounds.reduce((sum, round) => sum + round.failures, 0)}`
       ])
     )
