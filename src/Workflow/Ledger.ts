@@ -187,8 +187,8 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
             ON CONFLICT (response_id) DO NOTHING`.pipe(Effect.asVoid)),
       /**
        * Records how the execution ended (again: a no-op, the first record stays), then tells this process
-       * ({@link finishedHere}). Written by the workflow's last step ({@link recordingOutcome}), after
-       * everything else it does.
+       * (`finishedHere`). Written by the workflow's last step ({@link recordingOutcome}), after everything else it
+       * does.
        */
       recordFinished: (
         owner: { readonly workflowName: string; readonly executionId: string },
@@ -216,7 +216,7 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
         ),
       /**
        * The executions recorded finished by this process, as they are recorded (subscribe before you read
-       * {@link finished}, so that none falls between the two).
+       * `finished`, so that none falls between the two).
        */
       finishedHere: finishedHere as PubSub.PubSub<FinishedWorkflow>,
       /**
