@@ -78,6 +78,7 @@ export const usesSecrets = (document: PolicyDocument): boolean => {
  * src/Server/boxes/ListenerPolicy.ts.
  *
  * @since 0.1.0
+ * @category Guards
  */
 export const cutsNetwork = (document: PolicyDocument): boolean => document.no_network === true
 
