@@ -26,7 +26,12 @@ import * as InspectionPage from "./InspectionPage.js"
 import * as LocalRouteGuard from "./LocalRouteGuard.js"
 import * as RecentRequests from "./RecentRequests.js"
 
-/** The state as `GET /_local/state` shows it: no secret values, no API keys, no webhook tokens. */
+/**
+ * The state as `GET /_local/state` shows it: no secret values, no API keys, no webhook tokens.
+ *
+ * @since 0.1.0
+ * @category Inspection
+ */
 export const inspectState = Effect.gen(function*() {
   const identity = yield* Repositories.Identity
   const boxes = yield* Repositories.Boxes
@@ -114,6 +119,9 @@ const RuntimeVersionBody = Schema.Struct({ guest_schema_version: Schema.Int.pipe
 /**
  * The state as `GET /_local/state` answers it: {@link inspectState}, the fault report (`faults`: requests seen,
  * faults injected, client aborts) and the last `/v1` requests answered (`recent_requests`, newest first).
+ *
+ * @since 0.1.0
+ * @category Inspection
  */
 export const localState = Effect.gen(function*() {
   const state = yield* inspectState
@@ -122,7 +130,7 @@ export const localState = Effect.gen(function*() {
   return { ...state, faults: yield* faults.report, recent_requests: yield* recent.list }
 })
 
-/** Options of the HTTP app beyond the service settings. */
+/** Options of the HTTP app beyond the service settings. @since 0.1.0 @category Models */
 export interface AppOptions {
   /** Serve `/_local/*` to any address, not only loopback (default false). */
   readonly exposeLocalRoutes?: boolean | undefined
@@ -131,6 +139,9 @@ export interface AppOptions {
 /**
  * The `/_local/*` routes (loopback only unless `exposeLocalRoutes`), as a function of a request whose body `json`
  * can read and its path without the query. Shared by both serving paths.
+ *
+ * @since 0.1.0
+ * @category Constructors
  */
 export const localRoutes = (options: AppOptions = {}) =>
   Effect.gen(function*() {
