@@ -15,7 +15,12 @@ import * as Repositories from "./Repositories.js"
 import * as MemoryRepositories from "./MemoryRepositories.js"
 import * as Transactions from "./Transactions.js"
 
-/** What the service knows about where its state is, for people: `description` as `serve` prints it. */
+/**
+ * What the service knows about where its state is, for people: `description` as `serve` prints it.
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export class StateLocation extends Context.Tag("boxkit/server/StateLocation")<StateLocation, {
   /** E.g. `in memory`, `SQLite /srv/boxkit/state.db`, `PostgreSQL 127.0.0.1:5432/boxkit`. */
   readonly description: string
@@ -25,7 +30,7 @@ export class StateLocation extends Context.Tag("boxkit/server/StateLocation")<St
   readonly fresh: boolean
 }>() {}
 
-/** Every service a state store provides. */
+/** Every service a state store provides. @since 0.1.0 @category Models */
 export type StateStore =
   | Repositories.Repositories
   | Idempotency.IdempotencyStore
@@ -33,13 +38,21 @@ export type StateStore =
   | DurableWork.DurableWork
   | StateLocation
 
-/** The store could not be opened or prepared (a locked or unreadable file, a database that refuses, a failed migration). */
+/**
+ * The store could not be opened or prepared (a locked or unreadable file, a database that refuses, a failed migration).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export class StateStoreError extends Data.TaggedError("StateStoreError")<{ readonly message: string }> {}
 
 /**
  * The whole state in memory (`repositories` in place of the in-memory repositories when given). The idempotency store
  * is given the repositories' output, so that remembered answers count in the stored bytes the in-memory
  * repositories check (MemoryRepositories.ts `MemoryStoredUsage`).
+ *
+ * @since 0.1.0
+ * @category Layers
  */
 export const layerMemory = (
   repositories: Layer.Layer<Repositories.Repositories> = MemoryRepositories.layerMemory
