@@ -23,7 +23,10 @@
  * Client-side middleware of the contract is not run (the contract's only middleware is bearer security, whose header
  * the caller adds).
  *
- * Source: BENCHMARKS.md section 2 (client overhead); `@effect/platform` 0.97 `HttpApiClient` (the behaviour reproduced).
+ * Kept beside `HttpApiClient` because it pays for itself (BENCHMARKS.md section 9, docs/decisions/0006-client-own-code-or-stock.md);
+ * test/client/ContractClient.test.ts checks that both send and decode the same.
+ *
+ * Source: `@effect/platform` 0.97 `HttpApiClient` (the behaviour reproduced); BENCHMARKS.md sections 2 and 9.
  *
  * @since 0.1.0
  */

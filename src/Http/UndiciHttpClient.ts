@@ -30,7 +30,11 @@
  * pipelining; undici itself is imported when the first request is sent, so a program that never sends one, e.g.
  * `boxkit serve` until its first webhook, starts without it) or any undici `Dispatcher` given as {@link Dispatcher}.
  *
- * Source: BENCHMARKS.md section 2 (client overhead); behaviour of `@effect/platform-node` 0.108 `NodeHttpClient.makeUndici`.
+ * Kept beside `NodeHttpClient.layerUndici` because it pays for itself (BENCHMARKS.md section 9,
+ * docs/decisions/0006-client-own-code-or-stock.md); test/client/UndiciHttpClient.test.ts checks that both send and
+ * read the same.
+ *
+ * Source: behaviour of `@effect/platform-node` 0.108 `NodeHttpClient.makeUndici`; BENCHMARKS.md sections 2 and 9.
  *
  * @since 0.1.0
  */
