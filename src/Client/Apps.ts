@@ -9,7 +9,14 @@ import { Effect } from "effect"
 import { FindAppRequest } from "../Domain/App.js"
 import { type OperationOptions, Transport, validate } from "./Transport.js"
 
-/** The Apps service. @since 0.1.0 @category Services */
+/**
+ * The Apps service (`yield* Apps`): `find` an app by name, minting it when asked. Each method fails with the errors
+ * its endpoint lists (`OperationErrors["apps"]`: the `CallError`s and, for a mint past the organization's apps quota,
+ * 429 `QuotaExceededError`). Provided by `Boxkit.layer`; source: spec "POST {api_url}/apps/find".
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export class Apps extends Effect.Service<Apps>()("boxkit/Apps", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
