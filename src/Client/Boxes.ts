@@ -96,7 +96,16 @@ const callOptions = (options: BoxCallOptions) => ({
   ownerOverrideReason: options.ownerOverrideReason
 })
 
-/** The Boxes service. @since 0.1.0 @category Services */
+/**
+ * The Boxes service (`yield* Boxes`): `create` (idempotent), `retrieve`, `awaitStatus`, `upgrade` (idempotent),
+ * `pause`, `resume`, `sleep`, `terminate`, and `scoped` (a box created and awaited `running` on acquire, terminated on
+ * release). Each method fails with the errors its endpoint lists (`OperationErrors["boxes"]`); `awaitStatus` adds
+ * `BoxFailedError` and `WaitTimeoutError`. Provided by `Boxkit.layer`; source: spec "Create a box", "States and
+ * transitions", "POST {base_url}/boxes/{box_id}/upgrade".
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
