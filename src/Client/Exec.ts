@@ -23,7 +23,14 @@ export const fitsPathSegment = (execId: string): boolean =>
   execId !== "-" && execId !== "." && execId !== ".." && !/[/?#%]/.test(execId) &&
   new TextEncoder().encode(execId).byteLength <= 200
 
-/** The Exec service. @since 0.1.0 @category Services */
+/**
+ * The Exec service (`yield* Exec`): `resize` an exec's terminal (columns and rows). Fails with the errors its
+ * endpoint lists (`OperationErrors["exec"]`, the `CallError`s). Provided by `Boxkit.layer`; source: spec
+ * "POST {base_url}/boxes/{box_id}/exec/{exec_id}/resize".
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export class Exec extends Effect.Service<Exec>()("boxkit/Exec", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
