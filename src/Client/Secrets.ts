@@ -9,7 +9,14 @@ import { Effect, Redacted } from "effect"
 import { CreateSecretRequest, SecretName } from "../Domain/Secret.js"
 import { type OperationOptions, Transport, validate } from "./Transport.js"
 
-/** The Secrets service. @since 0.1.0 @category Services */
+/**
+ * The Secrets service (`yield* Secrets`): `retrieve` a secret's metadata (never its value) and `create` or replace one
+ * (the value sent `Redacted`). Each method fails with the errors its endpoint lists (`OperationErrors["secrets"]`).
+ * Provided by `Boxkit.layer`; source: spec "GET {base_url}/secrets/{name}", create: docs/ASSUMPTIONS.md.
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export class Secrets extends Effect.Service<Secrets>()("boxkit/Secrets", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
