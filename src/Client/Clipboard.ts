@@ -25,7 +25,15 @@ export const isClipboardMediaType = (mediaType: string): boolean => {
   return base === "text/plain" || /^image\/[a-z0-9.+-]+$/.test(base)
 }
 
-/** The Clipboard service. @since 0.1.0 @category Services */
+/**
+ * The Clipboard service (`yield* Clipboard`): `write` raw bytes with their media type (`text/plain` or `image/*`) to
+ * a box's clipboard (the service takes at most `Box.maxClipboardBytes`, 8 MiB), `writeText` a string. Fails with
+ * `ClipboardWriteError` (`OperationErrors["clipboard"]`). Provided by `Boxkit.layer`; source: spec
+ * "PUT {base_url}/boxes/{box_id}/clipboard".
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export class Clipboard extends Effect.Service<Clipboard>()("boxkit/Clipboard", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
