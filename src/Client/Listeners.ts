@@ -35,7 +35,14 @@ const tracked = (options: BoxCallOptions, safeByDefault: boolean) => {
   return call
 }
 
-/** The Listeners service. @since 0.1.0 @category Services */
+/**
+ * The Listeners service (`yield* Listeners`): `publish` a box's port, `addDomain` to an http port, `unpublish` a port.
+ * Each method fails with `ListenersError` (`OperationErrors["listeners"]`). Provided by `Boxkit.layer`; source: spec
+ * "DELETE {base_url}/boxes/{box_id}/listeners/{guest_port}", publish and domains: docs/ASSUMPTIONS.md.
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
