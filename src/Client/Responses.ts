@@ -125,7 +125,16 @@ const withWebhook = (
 export type ResponseRequest = Omit<ModelResponse.CreateResponseRequest, "background" | "stream">
 
 
-/** The Responses service. @since 0.1.0 @category Services */
+/**
+ * The Responses service (`yield* Responses`): `create` (foreground, idempotent), `submit` (background, idempotent,
+ * with an optional completion webhook), `stream` (the events as a `Stream`), `retrieve`, and `awaitCompletion`
+ * (polling until a final status or a deadline). Each method fails with the errors its endpoint lists
+ * (`OperationErrors["responses"]`); `awaitCompletion` adds `ResponseExpiredError` and `ResponseWaitTimeoutError`.
+ * Provided by `Boxkit.layer`; source: spec "POST {api_url}/responses", "Model response object".
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
