@@ -11,7 +11,14 @@ import { CreatePolicyRequest, type PolicyDocument, RenamePolicyRequest } from ".
 import type { EgressPolicyId } from "../Domain/Ids.js"
 import { type OperationOptions, Transport, validate } from "./Transport.js"
 
-/** The EgressPolicies service. @since 0.1.0 @category Services */
+/**
+ * The EgressPolicies service (`yield* EgressPolicies`): `create`, `retrieve` and `rename` egress policies. Each
+ * method fails with the errors its endpoint lists (`OperationErrors["egressPolicies"]`). Provided by `Boxkit.layer`;
+ * source: spec "PATCH {base_url}/egress-policies/{policy_id}", "Egress policy"; create and read: docs/ASSUMPTIONS.md.
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export class EgressPolicies extends Effect.Service<EgressPolicies>()("boxkit/EgressPolicies", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
