@@ -49,7 +49,13 @@ export const SeedApiKey = Schema.Struct({
 export const SeedSecret = Schema.Struct({ org_id: Schema.String, name: Schema.String, value: Schema.String })
   .annotations({ identifier: "secret" })
 
-/** A saved egress policy. @since 0.1.0 @category Schemas */
+/**
+ * A saved egress policy of `org_id`: its `id` (the service's own are `ep_` or `hp_` + UUID), `name` and `document`
+ * (a JSON object, decoded as a policy document when the seed is applied).
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export const SeedEgressPolicy = Schema.Struct({
   id: Schema.String,
   org_id: Schema.String,
@@ -57,11 +63,24 @@ export const SeedEgressPolicy = Schema.Struct({
   document: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 }).annotations({ identifier: "egress policy" })
 
-/** An app. @since 0.1.0 @category Schemas */
+/**
+ * An app of `org_id`: its `id` (the service's own are `app_` + UUID) and `name` (the first app of a name in an
+ * organization is kept).
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export const SeedApp = Schema.Struct({ id: Schema.String, org_id: Schema.String, name: Schema.String })
   .annotations({ identifier: "app" })
 
-/** The whole seed file. Every array is optional. @since 0.1.0 @category Schemas */
+/**
+ * The whole seed file (`boxkit serve --seed FILE`, README "The local box service"): organizations, users, API keys,
+ * secrets, egress policies and apps, every array optional (empty when missing). Unknown fields are errors
+ * ({@link decode}).
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export const Seed = Schema.Struct({
   organizations: Schema.optionalWith(Schema.Array(SeedOrganization), { default: () => [] }),
   users: Schema.optionalWith(Schema.Array(SeedUser), { default: () => [] }),
@@ -103,7 +122,13 @@ export const decode = (input: unknown, path = "<seed>"): Effect.Effect<Seed, See
     })
   )
 
-/** Reads and decodes a seed file (JSON). @since 0.1.0 @category Constructors */
+/**
+ * Reads and decodes a seed file (JSON, as {@link decode}). Fails with `SeedError` when the file cannot be read, is not
+ * JSON, or does not match the format.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
 export const load = (path: string): Effect.Effect<Seed, SeedError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -125,7 +150,12 @@ export const load = (path: string): Effect.Effect<Seed, SeedError, FileSystem.Fi
     return yield* decode(json, path)
   })
 
-/** An empty seed. @since 0.1.0 @category Constants */
+/**
+ * A seed with no records (every array empty): a service on it answers every key 401.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const empty: Seed = {
   organizations: [],
   users: [],
