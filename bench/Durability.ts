@@ -1,6 +1,6 @@
 /**
- * Section 6, durable state: the four budgets of the durable-state issue, each beside the in-memory service (or
- * another baseline) of the same run.
+ * Section 6, durable state: the four durable-state budgets (BENCHMARKS.md "Budgets"), each beside the in-memory service
+ * (or another baseline) of the same run.
  *
  * 1. Keys in SQLite: the measurement of section 5 ({@link Memory.createKeys}: N box creations with distinct
  *    `Idempotency-Key`s at concurrency 64, RSS 2 s after the last answer, `idempotency_keys` from

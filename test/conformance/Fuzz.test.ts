@@ -194,7 +194,7 @@ describe("fuzz", () => {
         }
         before = after
       }
-      // The figures asked for by the conformance issue.
+      // The run's figures, for a person reading its output (the assertions are the failures above).
       console.log(
         `fuzz: ${samples.length} requests sent, ${rejected} rejected, ${serverErrors} 5xx; statuses ${
           JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))

@@ -14,7 +14,7 @@
  *   A non-2xx answer, an `error` event, a network error or no answer headers within `headersTimeout` fail the response
  *   with `LanguageModelError`.
  *
- * Source: the model-upstream part of the Responses issue; spec "POST {api_url}/responses" (pre-tokenized prompt
+ * Source: README "The local box service" (`--model-upstream`); spec "POST {api_url}/responses" (pre-tokenized prompt
  * "forwarded verbatim with no templating"); docs/ASSUMPTIONS.md.
  *
  * @since 0.1.0

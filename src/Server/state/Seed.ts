@@ -2,8 +2,8 @@
  * The seed file of the local service: organizations, users, API keys, secrets, egress policies and apps to start
  * with. `boxkit serve --seed FILE` loads it; the demo builds its own.
  *
- * Source: the format given by the end-to-end issue, recorded in docs/ASSUMPTIONS.md. Unknown fields are an error at
- * start-up, with the path of the field.
+ * Source: docs/ASSUMPTIONS.md "Local service" and "Authentication and scopes (local service)"; the format as the
+ * README shows it ("The local box service"). Unknown fields are an error at start-up, with the path of the field.
  *
  * @since 0.1.0
  */
