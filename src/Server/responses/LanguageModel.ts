@@ -35,7 +35,12 @@ export interface PromptMessage {
   readonly parts: ReadonlyArray<PromptPart>
 }
 
-/** A text-only message. @since 0.1.0 @category Constructors */
+/**
+ * A message of `role` with one text part: `{ role, parts: [{ type: "text", text }] }`.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
 export const textMessage = (role: PromptMessage["role"], text: string): PromptMessage => ({
   role,
   parts: [{ type: "text", text }]
