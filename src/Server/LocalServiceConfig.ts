@@ -106,7 +106,13 @@ export interface LocalServiceSettings {
   readonly requestTracing: boolean
 }
 
-/** The default settings. @since 0.1.0 @category Constants */
+/**
+ * The settings of a local service given none (`boxkit serve` without flags; each flag overrides one field): every
+ * field of {@link LocalServiceSettings}, with the units and reasons given there.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const defaults: LocalServiceSettings = {
   billingUrl: "http://127.0.0.1/billing/credits",
   newOrgInFlightCap: 4,
