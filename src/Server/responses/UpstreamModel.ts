@@ -224,7 +224,13 @@ export const make = (settings: UpstreamSettings) =>
     })
   })
 
-/** The adapter as a layer. Needs an `HttpClient`. @since 0.1.0 @category Layers */
+/**
+ * The upstream adapter ({@link make}) as the local service's `LanguageModel`. Needs an `HttpClient`; the upstream's
+ * failures are `LanguageModelError`s of the generated stream, not of the layer.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
 export const layer = (settings: UpstreamSettings): Layer.Layer<LanguageModel, never, HttpClient.HttpClient> =>
   Layer.effect(LanguageModel, make(settings))
 
