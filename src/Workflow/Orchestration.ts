@@ -56,7 +56,12 @@ export const BoxJob = Workflow.make({
   error: BoxActivities.ActivityError
 })
 
-/** The name of box `index`. @since 0.1.0 @category Utils */
+/**
+ * The name of the box of workflow `index` of `boxkit orchestrate`: `orchestrate-<index>`.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
 export const boxName = (index: number) => `orchestrate-${index}`
 
 /**
