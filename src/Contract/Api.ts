@@ -28,6 +28,7 @@ import * as ModelResponse from "../Domain/ModelResponse.js"
 import * as Secret from "../Domain/Secret.js"
 import { Errors } from "./Errors.js"
 import { BoxHeaders, IdempotentBoxHeaders, ResponseHeaders } from "./Headers.js"
+import * as IdempotencyKey from "./IdempotencyKey.js"
 import {
   alsoRefusedText,
   answerHeaders,
@@ -113,6 +114,16 @@ export const defaultMaxBodyBytes = 16 * 1024
 export class MaxBodyBytes extends Context.Tag("boxkit/MaxBodyBytes")<MaxBodyBytes, number>() {}
 
 /**
+ * The byte caps of an endpoint's bounded top-level body members (`Json.MemberCaps`, declared next to the request's
+ * schema): the local service's request pipeline refuses a member over its cap with a 400 naming it, before the body is
+ * parsed (Routes.ts reads it; an endpoint without it has no caps). docs/ASSUMPTIONS.md "Request body limits".
+ *
+ * @since 0.1.0
+ * @category Contract
+ */
+export class MemberByteCaps extends Context.Tag("boxkit/MemberByteCaps")<MemberByteCaps, Json.MemberCaps>() {}
+
+/**
  * One operation of the contract: the endpoint with the common errors, its summary and description in the OpenAPI
  * document, and its body limit (stated in the description too).
  */
@@ -154,7 +165,10 @@ const BoxIdParam = HttpApiSchema.param("box_id", Ids.BoxId)
 const wellFormedName = { param: "name", rule: "a name with an unpaired surrogate half (not well-formed Unicode)" }
 
 /** `Idempotency-Key` is limited in UTF-8 bytes, JSON Schema counts characters (docs/ASSUMPTIONS.md). */
-const idempotencyKeyBytes = { param: "Idempotency-Key", rule: "an `Idempotency-Key` of more than 255 bytes of UTF-8" }
+const idempotencyKeyBytes = {
+  param: IdempotencyKey.param,
+  rule: `an \`Idempotency-Key\` of more than ${IdempotencyKey.maxBytes} bytes of UTF-8`
+}
 
 /** A line of text that is not whitespace or control: a name's visible first and last character. */
 const visibleCharacter = "[^\\s\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]"
@@ -277,7 +291,8 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
       HttpApiEndpoint.post("create", "/secrets")
         .setPayload(Secret.CreateSecretRequest)
         .addSuccess(Secret.Secret, { status: 201 })
-        .addError(Errors.QuotaExceeded),
+        .addError(Errors.QuotaExceeded)
+        .annotate(MemberByteCaps, Secret.createRequestCaps),
       {
         summary: "Create or replace a secret",
         description:
@@ -585,7 +600,8 @@ export class ResponsesGroup extends HttpApiGroup.make("responses")
         .addError(Errors.Conflict)
         .addError(Errors.IdempotentRequestInFlight)
         .addError(Errors.QuotaExceeded)
-        .annotate(Idempotent, true),
+        .annotate(Idempotent, true)
+        .annotate(MemberByteCaps, ModelResponse.createRequestCaps),
       {
         summary: "Create a model response",
         description:

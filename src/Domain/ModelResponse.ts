@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { JsonValue, KeepingProtoMember, ObjectOf } from "./Json.js"
+import { JsonValue, KeepingProtoMember, type MemberCaps, ObjectOf, scalarCap, stringCap, stringMapCap } from "./Json.js"
 import * as Text from "./Text.js"
 
 /** Model response statuses (spec: Model response object). @since 0.1.0 @category Schemas */
@@ -270,6 +270,33 @@ export const requestLimits = {
   tools: 128,
   inputJsonLength: 8 * 1024 * 1024
 } as const
+
+/**
+ * The byte caps of a create-response request's bounded members, checked by the local service before the body is
+ * parsed (`Json.checkBody`; a member over its cap is a 400 naming it): derived from {@link requestLimits}, each the
+ * longest text a valid value can have with every character escaped (`Json.stringCap`, `Json.stringMapCap`), and
+ * `Json.scalarCap` for booleans, numbers and `truncation`. `input`, `prompt_token_ids`, `instructions`, `include`,
+ * `tools` and the open members have none: only the body limit (32 MiB) bounds them. docs/ASSUMPTIONS.md "Request body
+ * limits".
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const createRequestCaps: MemberCaps = {
+  model: stringCap(requestLimits.modelLength),
+  user: stringCap(requestLimits.userLength),
+  prompt_cache_key: stringCap(requestLimits.promptCacheKeyLength),
+  metadata: stringMapCap(requestLimits.metadataPairs, requestLimits.metadataKeyLength, requestLimits.metadataValueLength),
+  stream: scalarCap,
+  background: scalarCap,
+  parallel_tool_calls: scalarCap,
+  store: scalarCap,
+  truncation: scalarCap,
+  max_tool_calls: scalarCap,
+  max_output_tokens: scalarCap,
+  temperature: scalarCap,
+  top_p: scalarCap
+}
 
 const limitedString = (field: string, max: number) =>
   Schema.String.pipe(Schema.maxLength(max, { message: () => `${field} must be at most ${max} characters` }))

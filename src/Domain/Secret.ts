@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { DateTimeString } from "./Json.js"
+import { DateTimeString, type MemberCaps, stringCap } from "./Json.js"
 import * as Text from "./Text.js"
 
 /**
@@ -87,3 +87,14 @@ export const CreateSecretRequest = Schema.Struct({
 })
 /** Body of the create-secret operation. @since 0.1.0 @category Models */
 export type CreateSecretRequest = typeof CreateSecretRequest.Type
+
+/**
+ * The byte cap of a create-secret request's `name`, checked by the local service before the body is parsed
+ * (`Json.checkBody`; over it is a 400 naming `name`): the longest text a {@link SecretName} (128 characters) can
+ * have, every character escaped. `value` has none: escaped, its 65,536 characters could fill the body limit (256 KiB).
+ * docs/ASSUMPTIONS.md "Request body limits".
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const createRequestCaps: MemberCaps = { name: stringCap(128) }

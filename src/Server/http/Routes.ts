@@ -1,13 +1,14 @@
 /**
  * The contract's routes as a table the request pipeline can match before routing: method, path pattern, path
- * parameter names, whether the endpoint honours `Idempotency-Key`, and its body limit. Derived from the `HttpApi`, never written by
- * hand.
+ * parameter names, whether the endpoint honours `Idempotency-Key`, its body limit and the byte caps of its body's
+ * members. Derived from the `HttpApi`, never written by hand.
  *
  * @since 0.1.0
  */
 import { HttpApi } from "@effect/platform"
 import { Context, Option } from "effect"
-import { BoxServiceApi, defaultMaxBodyBytes, Idempotent, MaxBodyBytes } from "../../Contract/Api.js"
+import { BoxServiceApi, defaultMaxBodyBytes, Idempotent, MaxBodyBytes, MemberByteCaps } from "../../Contract/Api.js"
+import type * as Json from "../../Domain/Json.js"
 
 /**
  * One route of the contract. `name` is `group.endpoint`, e.g. `boxes.create`; `maxBodyBytes` is the operation's body
@@ -28,6 +29,11 @@ export interface Route {
    */
   readonly atomic: boolean
   readonly maxBodyBytes: number
+  /**
+   * The byte caps of the body's bounded top-level members (`MemberByteCaps` in the contract; none when the endpoint
+   * declares none), checked before the body is parsed.
+   */
+  readonly memberCaps: Json.MemberCaps
 }
 
 /** The operations whose writes and remembered answer are one unit of work (see {@link Route} `atomic`). */
@@ -45,6 +51,8 @@ const compile = (path: string): { pattern: RegExp; pathParameters: Array<string>
   return { pattern: new RegExp(`^${source}$`), pathParameters }
 }
 
+const noCaps: Json.MemberCaps = {}
+
 /** Every route of {@link BoxServiceApi}. */
 export const routes: ReadonlyArray<Route> = (() => {
   const table: Array<Route> = []
@@ -59,7 +67,8 @@ export const routes: ReadonlyArray<Route> = (() => {
         ...compile(fullPath),
         idempotent: Context.getOption(annotations, Idempotent)._tag === "Some",
         atomic: atomicOperations.has(`${group.identifier}.${endpoint.name}`),
-        maxBodyBytes: Option.getOrElse(Context.getOption(annotations, MaxBodyBytes), () => defaultMaxBodyBytes)
+        maxBodyBytes: Option.getOrElse(Context.getOption(annotations, MaxBodyBytes), () => defaultMaxBodyBytes),
+        memberCaps: Option.getOrElse(Context.getOption(annotations, MemberByteCaps), () => noCaps)
       })
     }
   })

@@ -10,6 +10,7 @@
 import type { HttpServerRequest } from "@effect/platform"
 import { Effect, Stream } from "effect"
 import { isUtf8 } from "node:buffer"
+import * as ApiError from "../../ApiError.js"
 import * as Json from "../../Domain/Json.js"
 import * as NodeRequest from "../http/fast/NodeRequest.js"
 
@@ -100,4 +101,32 @@ export const invalidUtf8 = (bytes: Uint8Array): { readonly field: string | null 
     else invalid = middle
   }
   return Json.memberAt(bytes, valid)
+}
+
+/**
+ * Why a JSON body is refused before it is parsed, or undefined: arrays and objects nested deeper than
+ * `Json.maxDepth`, or a top-level member over its byte cap (`caps`, the route's `memberCaps`). One scan of the bytes
+ * (`Json.checkBody`), no parse: a 30 MiB `metadata` value costs its reading and a scan of its first cap bytes, not a
+ * parse and a decode. The 400 names the top-level member (`param`), as the schema's own refusal would.
+ * docs/ASSUMPTIONS.md "Request body limits".
+ *
+ * @since 0.1.0
+ * @category body
+ */
+export const refusedBeforeParse = (bytes: Uint8Array, caps: Json.MemberCaps | undefined): ApiError.InvalidRequestError | undefined => {
+  // Nothing shorter can nest deeper than the limit or go over a cap (the smallest is Json.memberCapFloor).
+  if (bytes.byteLength <= Json.maxDepth * 2) return undefined
+  const problem = Json.checkBody(bytes, caps)
+  if (problem === undefined) return undefined
+  if (problem._tag === "TooDeep") {
+    return ApiError.make.invalidRequest(
+      `The JSON body nests arrays and objects deeper than ${Json.maxDepth} levels` +
+        (problem.field !== null ? ` in ${problem.field}.` : "."),
+      problem.field
+    )
+  }
+  return ApiError.make.invalidRequest(
+    `Invalid ${problem.field}: must be at most ${problem.cap} bytes of JSON text (whitespace between tokens not counted).`,
+    problem.field
+  )
 }

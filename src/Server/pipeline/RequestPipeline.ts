@@ -30,7 +30,6 @@
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Duration, Effect, Redacted } from "effect"
 import * as ApiError from "../../ApiError.js"
-import * as Json from "../../Domain/Json.js"
 import { defaultMaxBodyBytes, IdempotencyKeyHeader, IdempotentReplayedHeader } from "../../Contract/Api.js"
 import * as IdempotencyKey from "../../Contract/IdempotencyKey.js"
 import { currentPrincipal, type PrincipalShape } from "../../Contract/Principal.js"
@@ -39,7 +38,7 @@ import { Admission } from "./Admission.js"
 import { bearerValue, type Caller, invalidKey, lookUpCaller, missingKey } from "./Authentication.js"
 import * as Idempotency from "./Idempotency.js"
 import { Transactions } from "../state/Transactions.js"
-import { emptyBody, hasBody, invalidUtf8, readGenericBody, withBody } from "./RequestBody.js"
+import { emptyBody, hasBody, invalidUtf8, readGenericBody, refusedBeforeParse, withBody } from "./RequestBody.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as Quotas from "../Quotas.js"
 import * as NodeRequest from "../http/fast/NodeRequest.js"
@@ -271,17 +270,10 @@ export const make: Effect.Effect<
     run: Run<E, R>,
     body: Uint8Array
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> {
-    // JSON nested deeper than Json.maxDepth is refused before anything parses or decodes it (docs/ASSUMPTIONS.md "Request body limits").
-    if (body.byteLength > Json.maxDepth * 2 && isJson(request)) {
-      const deep = Json.tooDeep(body)
-      if (deep !== undefined) {
-        return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.invalidRequest(
-          `The JSON body nests arrays and objects deeper than ${Json.maxDepth} levels` +
-            (deep.field !== null ? ` in ${deep.field}.` : "."),
-          deep.field
-        )))
-      }
-    }
+    // JSON nested too deep, or a member over its byte cap, is refused before anything parses or decodes it
+    // (docs/ASSUMPTIONS.md "Request body limits").
+    const refusal = isJson(request) ? refusedBeforeParse(body, admitted.route?.memberCaps) : undefined
+    if (refusal !== undefined) return Effect.succeed(ErrorResponse.fromApiError(refusal))
     // A JSON body that is not UTF-8 is refused, naming the member it is in, rather than read with U+FFFD.
     if (body.byteLength > 0 && isJson(request)) {
       const broken = invalidUtf8(body)
