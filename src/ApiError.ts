@@ -9,6 +9,7 @@
  */
 import { HttpApiSchema } from "@effect/platform"
 import { Duration, Option, Schema, SchemaAST as AST } from "effect"
+import * as IdempotencyKey from "./Contract/IdempotencyKey.js"
 import { JsonValue } from "./Domain/Json.js"
 
 /**
@@ -537,7 +538,7 @@ export const make = {
   idempotentRequestInFlight: () =>
     new ServerError({
       message: "An idempotent request with this Idempotency-Key is still in flight. Retry later with the same key.",
-      param: "Idempotency-Key",
+      param: IdempotencyKey.param,
       code: idempotentRequestInFlightCode,
       status: 409,
       retryAfter: Duration.seconds(1)

@@ -209,7 +209,7 @@ export const make: Effect.Effect<
         return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.conflict(
           "This Idempotency-Key was used for a different request (method, path or body differ). Use a new key for new work.",
           null,
-          "Idempotency-Key"
+          IdempotencyKey.param
         )))
       case "InFlight":
         return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.idempotentRequestInFlight()))
