@@ -3,7 +3,7 @@
  * (the raw node:http server doing apps/find) in its own child process, all at the same concurrency, warm-up and
  * duration. Ratios are to the baseline of the same run.
  *
- * Source: issue 6, part 1.
+ * Source: BENCHMARKS.md section 1 (local service throughput) and its budget (apps/find at least 0.3x raw node:http).
  *
  * @since 0.1.0
  */

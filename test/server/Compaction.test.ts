@@ -1,6 +1,7 @@
 /**
- * The compact in-memory state of the local service (issue 6, memory): remembered idempotent answers as one flat
- * string per key, swept oldest first; the lifetime index of boxes.
+ * The compact in-memory state of the local service, for the memory budget of 100,000 idempotency keys (BENCHMARKS.md
+ * section 5): remembered idempotent answers as one flat string per key, swept oldest first; the lifetime index of
+ * boxes.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option, TestClock } from "effect"
