@@ -3,8 +3,8 @@
  * throughput scenario (method, path, headers, body), all with the example seed's organization key `sk_acme_org`
  * (org_acme was created 2026-01-01, so it is not capped as a new organization).
  *
- * Source: BENCHMARKS.md section 1 (the scenarios); spec "POST {api_url}/apps/find", "GET {base_url}/secrets/{name}", "Create a box",
- * "POST {api_url}/responses"; docs/ASSUMPTIONS.md (paths, base images, the example seed).
+ * Source: BENCHMARKS.md section 1 (the scenarios); spec "POST {api_url}/apps/find", "GET {base_url}/secrets/{name}",
+ * "Create a box", "POST {api_url}/responses"; docs/ASSUMPTIONS.md (paths, base images, the example seed).
  *
  * @since 0.1.0
  */
