@@ -232,7 +232,7 @@ const contractOperationsOf = ({ api, box }: Clients, call: CallRunner) => {
   ): Effect.Effect<HttpApiEndpoint.HttpApiEndpoint.Success<EndpointOf<G, N>>, OperationError<G, N>> =>
     keepListed(errorsListedBy(group, name), sendOperation(group, name, request, options, false))
 
-  /** {@link operation}, answering the value with the HTTP response (for its headers, e.g. `Idempotent-Replayed`). */
+  /** `operation`, answering the value with the HTTP response (for its headers, e.g. `Idempotent-Replayed`). */
   const operationWithResponse = <G extends GroupName, N extends EndpointName<G>>(
     group: G,
     name: N,
@@ -250,8 +250,8 @@ const contractOperationsOf = ({ api, box }: Clients, call: CallRunner) => {
 /** `operationRaw` and `urlOf` of the transport, for requests built by hand. */
 const rawOperationsOf = (config: BoxkitSettings, { http }: Clients, call: CallRunner) => {
   /**
-   * {@link operation} for a request built by hand (a raw body, a streamed answer): `request` is sent as is (its URL
-   * from {@link urlOf}), with the bearer key; `use` reads the answer. Errors as {@link operation}.
+   * `operation` for a request built by hand (a raw body, a streamed answer): `request` is sent as is (its URL from
+   * `urlOf`), with the bearer key; `use` reads the answer. Errors as `operation`.
    */
   const operationRaw = <G extends GroupName, N extends EndpointName<G>, A>(
     group: G,
@@ -280,7 +280,7 @@ const rawOperationsOf = (config: BoxkitSettings, { http }: Clients, call: CallRu
 
   /**
    * The URL of endpoint `name` of `group` for `params` (each path parameter URL-encoded), on the group's address:
-   * for requests built by hand ({@link operationRaw}).
+   * for requests built by hand (`operationRaw`).
    */
   const urlOf = <G extends GroupName>(group: G, name: EndpointName<G>, params: Record<string, string> = {}) => {
     const path = ContractClient.pathOf(BoxServiceApi, group, name)
@@ -292,7 +292,17 @@ const rawOperationsOf = (config: BoxkitSettings, { http }: Clients, call: CallRu
   return { operationRaw, urlOf }
 }
 
-/** The shared transport. @since 0.1.0 @category Services */
+/**
+ * The shared transport every client service runs on (`yield* Transport`): `config` (the client's settings), the
+ * `HttpClient`s, `call` (one logical call: attempts bounded by their timeout, retried on the retry Schedule within
+ * the overall deadline), `operation` and `operationWithResponse` (one operation of the contract by group and name,
+ * failing with exactly the errors its endpoint lists, `OperationError`), `operationRaw` and `urlOf` (for requests
+ * built by hand). Provided by `Boxkit.layer` with the services; source: spec "Authentication" 1, 6, "Errors",
+ * docs/ASSUMPTIONS.md "Client".
+ *
+ * @since 0.1.0
+ * @category Services
+ */
 export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
   effect: Effect.gen(function*() {
     const config = yield* BoxkitConfig
