@@ -395,7 +395,15 @@ const withRequest = <E, R>(
   f: (request: HttpClientRequest.HttpClientRequest) => Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>
 ) => Exit.isExit(effect) && Exit.isSuccess(effect) ? f(effect.value as HttpClientRequest.HttpClientRequest) : Effect.flatMap(effect, f)
 
-/** The `HttpClient` over `dispatcher`. @since 0.1.0 @category Constructors */
+/**
+ * An `HttpClient` that sends every request through `dispatcher` (see the module's "Behaviour" for what it does per
+ * request). Fails with `RequestError` (reason `InvalidUrl` for a URL it cannot resolve, `Transport` for a connection
+ * or a write that fails) and `ResponseError` for a body that cannot be read; it never fails on a status. Source:
+ * docs/decisions/0002-what-the-fast-paths-save.md.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
 export const make = (dispatcher: RequestDispatcher): HttpClient.HttpClient => {
   const client = HttpClient.makeWith<HttpClientError.HttpClientError, never, HttpClientError.HttpClientError, never>(
     (requestEffect) =>
