@@ -14,20 +14,34 @@ import { requestLimits } from "../../src/Domain/ModelResponse.js"
 import * as LocalService from "../../src/Server/LocalService.js"
 import * as C from "../conformance/support/Conformance.js"
 
-/** Runs `effect` while recording the length of the longest text given to `JSON.parse` (by anyone in this process). */
+/**
+ * Runs `effect` while recording, for everything in this process, the length of the longest text given to
+ * `JSON.parse` (`longestParse`) and the bytes `Buffer.concat` produced in all (`concatenated`: reading a body copies
+ * it once; concatenating it chunk by chunk copies it hundreds of times).
+ */
 const watchingParse = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.acquireUseRelease(
     Effect.sync(() => {
-      const original = JSON.parse
-      const seen = { longest: 0 }
+      const original = { parse: JSON.parse, concat: Buffer.concat }
+      const seen = { longest: 0, concatenated: 0 }
       JSON.parse = function(text: string, reviver?: (this: any, key: string, value: any) => any) {
         if (typeof text === "string") seen.longest = Math.max(seen.longest, text.length)
-        return original.call(JSON, text, reviver)
+        return original.parse.call(JSON, text, reviver)
+      }
+      Buffer.concat = function(list: ReadonlyArray<Uint8Array>, totalLength?: number) {
+        const result = original.concat.call(Buffer, list, totalLength)
+        seen.concatenated += result.byteLength
+        return result
       }
       return { original, seen }
     }),
-    ({ seen }) => Effect.map(effect, (answer) => ({ answer, longestParse: seen.longest })),
-    ({ original }) => Effect.sync(() => void (JSON.parse = original))
+    ({ seen }) =>
+      Effect.map(effect, (answer) => ({ answer, longestParse: seen.longest, concatenated: seen.concatenated })),
+    ({ original }) =>
+      Effect.sync(() => {
+        JSON.parse = original.parse
+        Buffer.concat = original.concat
+      })
   )
 
 /**
@@ -69,8 +83,10 @@ describe("a huge value in a bounded member", () => {
   it.effect("a 30 MiB metadata value is a 400 naming metadata, decided without parsing the body", () =>
     C.withService()(Effect.gen(function*() {
       const body = `{"model":"boxkit-local","input":"x","metadata":{"k":"${"v".repeat(30 * mib)}"}}`
-      const { answer, longestParse } = yield* watchingParse(send("/v1/responses", body))
+      const { answer, concatenated, longestParse } = yield* watchingParse(send("/v1/responses", body))
       expect(longestParse).toBeLessThan(64 * 1024)
+      // The body was read with at most one copy of it (the stock request's arrayBuffer copies it once per chunk).
+      expect(concatenated).toBeLessThan(2 * body.length)
       expectRefusedNaming(answer, "metadata")
     })))
 
