@@ -84,6 +84,32 @@ export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
     const runtime = yield* BoxRuntime
     const config = yield* LocalServiceConfig
 
+    /**
+     * The egress policy a create request gives its box: a saved policy's id (404 when the organization has none of
+     * that id; ListenerPolicy's no network at creation), an inline document (400 when it uses secrets), or none.
+     */
+    const egressPolicyOf = (orgId: string, payload: Box.CreateBoxRequest) =>
+      Effect.gen(function*() {
+        if (typeof payload.egress_policy === "string") {
+          const saved = yield* policies.get(orgId, payload.egress_policy)
+          if (Option.isNone(saved)) {
+            return yield* Effect.fail(ApiError.make.notFound(
+              `egress_policy: no egress policy ${payload.egress_policy} in this organization.`,
+              "egress_policy"
+            ))
+          }
+          yield* ListenerPolicy.refuseNoNetworkAtCreation(saved.value.document, payload.ingress_ports?.length ?? 0)
+          return payload.egress_policy
+        }
+        if (payload.egress_policy !== undefined && usesSecrets(payload.egress_policy)) {
+          return yield* Effect.fail(ApiError.make.invalidRequest(
+            "egress_policy.rules: an inline egress policy cannot use secrets; save it as a policy first and pass its id.",
+            "egress_policy.rules"
+          ))
+        }
+        return payload.egress_policy ?? null
+      })
+
     const create = (payload: Box.CreateBoxRequest) =>
       Effect.gen(function*() {
         const principal = yield* Principal
@@ -115,28 +141,7 @@ export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
         if ((payload.ingress_ports?.length ?? 0) > 0) {
           yield* ListenerPolicy.requirePersistence(image.persistent, `The image ${payload.image.base}`, "ingress_ports")
         }
-        let egressPolicy: BoxRecord["egressPolicy"] = null
-        if (typeof payload.egress_policy === "string") {
-          const saved = yield* policies.get(orgId, payload.egress_policy)
-          if (Option.isNone(saved)) {
-            return yield* Effect.fail(
-              ApiError.make.notFound(
-                `egress_policy: no egress policy ${payload.egress_policy} in this organization.`,
-                "egress_policy"
-              )
-            )
-          }
-          yield* ListenerPolicy.refuseNoNetworkAtCreation(saved.value.document, payload.ingress_ports?.length ?? 0)
-          egressPolicy = payload.egress_policy
-        } else if (payload.egress_policy !== undefined) {
-          if (usesSecrets(payload.egress_policy)) {
-            return yield* Effect.fail(ApiError.make.invalidRequest(
-              "egress_policy.rules: an inline egress policy cannot use secrets; save it as a policy first and pass its id.",
-              "egress_policy.rules"
-            ))
-          }
-          egressPolicy = payload.egress_policy
-        }
+        const egressPolicy = yield* egressPolicyOf(orgId, payload)
         const ports = new Set<number>()
         for (const [index, port] of (payload.ingress_ports ?? []).entries()) {
           if (ports.has(port.guest_port)) {
