@@ -70,8 +70,8 @@ export interface CreateRound {
 }
 
 /**
- * The SQLite clients item 2 measures side by side in every round (`BENCH_SQLITE_CLIENTS=prepared,stock,sqlite-node`,
- * each given to its service as `BOXKIT_SQLITE_CLIENT`; SqlState.ts), or none: the service's default client alone.
+ * The SQLite clients item 2 measures side by side in every round (`BENCH_SQLITE_CLIENTS=prepared,stock`, each given
+ * to its service as `BOXKIT_SQLITE_CLIENT`; SqlState.ts), or none: the service's default client alone.
  */
 const sqliteClients = (): ReadonlyArray<string> =>
   (process.env.BENCH_SQLITE_CLIENTS ?? "").split(",").map((name) => name.trim()).filter((name) => name !== "")

@@ -155,7 +155,7 @@ export const buildCommand = async () => {
       // loaded from node_modules when `serve --data-dir` or `--database-url` asks for them (libsql is native).
       // The workflow engine of `orchestrate` (@effect/workflow, @effect/cluster, @effect/rpc) is JavaScript and
       // bundled like @effect/sql; its program is required only when `orchestrate` runs.
-      external: ["msgpackr-extract", "bufferutil", "utf-8-validate", "@libsql/client", "libsql", "better-sqlite3", "pg"],
+      external: ["msgpackr-extract", "bufferutil", "utf-8-validate", "@libsql/client", "libsql", "pg"],
       plugins: [{
         // The tokenizer tables (about 3 MB, needed only by the first response) stay outside: their `import()`
         // becomes a `require` of dist/cjs/Server/responses/TokenizerTables.js when they are first needed.

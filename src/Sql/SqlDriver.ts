@@ -8,8 +8,7 @@
  *
  * @since 0.1.0
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
-import { SqlClient } from "@effect/sql"
+import type { SqlClient } from "@effect/sql"
 import type * as Libsql from "@libsql/client"
 import { Data, Effect, Layer } from "effect"
 import { chmodSync, closeSync, existsSync, openSync } from "node:fs"
@@ -161,7 +160,8 @@ const sqlitePragmas = ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL"
  * being killed once its statement returns) and a 5 s busy timeout, transactions on its one connection; integers read
  * as `intMode` (default `number`; `bigint` where they can pass 2^53, as the workflow engine's snowflake ids do).
  * `client`: `prepared` (default), the `libsql` driver through Server/state/sql/SqliteClient.ts (statements prepared
- * once, group commit; docs/decisions/0003-sqlite-client.md); `stock`, `@effect/sql-libsql` over `@libsql/client`.
+ * once and run synchronously; docs/decisions/0003-sqlite-client.md); `stock`, `@effect/sql-libsql` over
+ * `@libsql/client`.
  * The drivers are loaded when the layer is built. Fails with {@link SqlDriverError} when the driver is missing or
  * the file cannot be opened.
  *
@@ -170,14 +170,9 @@ const sqlitePragmas = ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL"
  */
 export const layerSqliteFile = (
   path: string,
-  options: {
-    readonly intMode?: "number" | "bigint" | undefined
-    readonly client?: "prepared" | "stock" | "sqlite-node" | undefined
-  } = {}
+  options: { readonly intMode?: "number" | "bigint" | undefined; readonly client?: "prepared" | "stock" | undefined } = {}
 ): Layer.Layer<SqlClient.SqlClient, SqlDriverError> =>
-  options.client === "stock" ? layerSqliteFileStock(path, options)
-  : options.client === "sqlite-node" ? layerSqliteFileNode(path)
-  : Layer.unwrapScoped(Effect.gen(function*() {
+  options.client === "stock" ? layerSqliteFileStock(path, options) : Layer.unwrapScoped(Effect.gen(function*() {
     const driver = yield* load("SQLite", () => import("libsql"))
     yield* Effect.try({ try: () => keepPrivate(path), catch: driverError(`cannot create ${path}`) })
     return SqliteClient.layer(() => {
@@ -219,31 +214,4 @@ const layerSqliteFileStock = (
         : driverError(`cannot use ${path}`)(error)
     })
     return LibsqlClient.layer({ liveClient: oneConnection(sdk) })
-  })).pipe(Layer.mapError(asDriverError(path)))
-
-/**
- * {@link layerSqliteFile} over `@effect/sql-sqlite-node` (better-sqlite3: prepared statements kept, run
- * synchronously), as it is: WAL set by the client; `synchronous=NORMAL`, the busy timeout and the integrity check
- * run through it once it is open. Integers read as numbers (the cluster asks for big integers where it needs them,
- * `SqlClient.SafeIntegers`).
- */
-const layerSqliteFileNode = (path: string): Layer.Layer<SqlClient.SqlClient, SqlDriverError> =>
-  Layer.unwrapScoped(Effect.gen(function*() {
-    const { SqliteClient } = yield* load("SQLite", () => import("@effect/sql-sqlite-node"))
-    yield* Effect.try({ try: () => keepPrivate(path), catch: driverError(`cannot create ${path}`) })
-    const opened = Effect.gen(function*() {
-      const sql = yield* SqliteClient.make({ filename: path })
-      for (const pragma of sqlitePragmas) yield* sql.unsafe(pragma)
-      const found = quickCheckResult(yield* sql.unsafe("PRAGMA quick_check"))
-      if (found !== "ok") return yield* Effect.fail(damagedFileError(path, found))
-      return sql as SqlClient.SqlClient
-    }).pipe(
-      Effect.catchAllDefect(Effect.fail),
-      Effect.mapError((error) =>
-        error instanceof SqlDriverError ? error
-        : isDamage(error) ? damagedFileError(path, messageOf(error))
-        : driverError(`cannot use ${path}`)(error)
-      )
-    )
-    return Layer.scoped(SqlClient.SqlClient, opened).pipe(Layer.provide(Reactivity.layer))
   })).pipe(Layer.mapError(asDriverError(path)))

@@ -1,10 +1,9 @@
 /**
  * The SQLite client of the state store (src/Server/state/sql/SqliteClient.ts) beside the stock one
  * (`@effect/sql-libsql` over `@libsql/client`, SqlState.ts `client: "stock"`): the same statements give the same
- * answers and the same errors; what a statement or unit of work wrote is committed when it returns (another
- * connection reads it); a unit of work that fails, is interrupted or fails inside a savepoint takes back only its own
- * writes, also when it shares a commit with others. A statement runs in an `sql.execute` span only under a span
- * (DirectStatements.ts), with the same answers either way.
+ * answers, the same errors and the same `sql.execute` spans; what a statement or unit of work wrote is committed when
+ * it returns (another connection reads it); a unit of work that fails, is interrupted or fails inside a savepoint
+ * takes back only its own writes, and no statement of another fiber runs inside it.
  */
 import { LibsqlClient } from "@effect/sql-libsql"
 import { SqlClient } from "@effect/sql"
@@ -105,8 +104,8 @@ const script = Effect.gen(function*() {
     yield* Effect.either(sql.withTransaction(Effect.zipRight(sql`UPDATE items SET note = 'inner' WHERE id = 'b'`, Effect.fail("inner"))))
     return yield* sql`SELECT id, note FROM items WHERE id IN ('a', 'b') ORDER BY id`
   })))
-  // One place in the source run again and again, with plain values and with a fragment among them: the SQL of a
-  // template of plain values is compiled once (DirectStatements.ts), the others each time; all as the stock client.
+  // One place in the source run again and again, with plain values and with a fragment among them (the same SQL
+  // text finds the same prepared statement; a fragment makes another): all as the stock client.
   const find = (first: unknown, second: unknown) =>
     sql`SELECT id, count FROM items WHERE id = ${first} OR id = ${second} ORDER BY id`
   const values: Array<readonly [unknown, unknown]> = [
@@ -141,31 +140,35 @@ describe("the SQLite client of the state store", () => {
       expect(committed(preparedFile, "SELECT id, note FROM items ORDER BY id")).toEqual(
         committed(stockFile, "SELECT id, note FROM items ORDER BY id")
       )
-      // Under a span the statements take @effect/sql's own path (DirectStatements.ts): the same answers.
-      const traced = yield* Effect.provide(Effect.withSpan(script, "traced"), prepared(yield* databaseFile))
-      expect(traced).toEqual(expected)
     }))
 
-  it.scoped("runs a statement in an sql.execute span under a span, and without one outside any span", () =>
-    withItems((sql) =>
-      Effect.gen(function*() {
-        const recorder = yield* Capture.make
-        yield* recorder.record(sql`INSERT INTO items (id) VALUES (${"untraced"})`)
-        yield* recorder.record(sql.withTransaction(sql`SELECT id FROM items WHERE id = ${"untraced"}`))
-        expect(yield* recorder.record(sql`UPDATE items SET id = 'untraced' WHERE id = ${"untraced"}`.raw.pipe(
-          Effect.map(rowsAffectedOf)
-        ))).toBe(1)
-        expect(recorder.spans.map((span) => span.name)).toEqual([])
-        const rows = yield* recorder.record(Effect.withSpan(sql`SELECT id FROM items WHERE id = ${"untraced"}`, "traced"))
-        expect(rows).toEqual([{ id: "untraced" }])
-        const executed = recorder.spans.filter((span) => span.name === "sql.execute")
-        expect(executed).toHaveLength(1)
-        expect(executed[0].attributes.get("db.query.text")).toBe("SELECT id FROM items WHERE id = ?")
-        expect(executed[0].parent._tag === "Some" && executed[0].parent.value.spanId).toBe(
-          recorder.spans.find((span) => span.name === "traced")?.spanId
+  it.scoped("makes the same sql.execute spans as the stock client, under a span and outside any", () =>
+    Effect.gen(function*() {
+      const spansOf = (client: Layer.Layer<SqlClient.SqlClient, unknown>) =>
+        Effect.provide(
+          Effect.gen(function*() {
+            const sql = yield* SqlClient.SqlClient
+            const recorder = yield* Capture.make
+            yield* sql`CREATE TABLE items (id TEXT PRIMARY KEY)`
+            yield* recorder.record(sql`INSERT INTO items (id) VALUES (${"a"})`)
+            yield* recorder.record(sql.withTransaction(sql`SELECT id FROM items WHERE id = ${"a"}`))
+            yield* recorder.record(Effect.withSpan(sql`SELECT id FROM items WHERE id = ${"a"}`, "traced"))
+            const traced = recorder.spans.find((span) => span.name === "traced")?.spanId
+            return recorder.spans.filter((span) => span.name === "sql.execute").map((span) => ({
+              query: span.attributes.get("db.query.text"),
+              underTraced: span.parent._tag === "Some" && span.parent.value.spanId === traced
+            }))
+          }),
+          client
         )
-      })
-    ))
+      const expected = yield* spansOf(stock(yield* databaseFile))
+      expect(expected).toEqual([
+        { query: "INSERT INTO items (id) VALUES (?)", underTraced: false },
+        { query: "SELECT id FROM items WHERE id = ?", underTraced: false },
+        { query: "SELECT id FROM items WHERE id = ?", underTraced: true }
+      ])
+      expect(yield* spansOf(prepared(yield* databaseFile))).toEqual(expected)
+    }))
 
   it.scoped("returns from a statement and a unit of work only once their writes are committed", () =>
     withItems((sql, file) =>
@@ -177,7 +180,7 @@ describe("the SQLite client of the state store", () => {
       })
     ))
 
-  it.scoped("takes back only the writes of a unit that fails or is interrupted, in a commit shared with others", () =>
+  it.scoped("takes back only the writes of a unit that fails or is interrupted; other fibers' statements wait for it", () =>
     withItems((sql, file) =>
       Effect.gen(function*() {
         const started = yield* Deferred.make<void>()
@@ -188,7 +191,7 @@ describe("the SQLite client of the state store", () => {
           return yield* Effect.never
         })))
         yield* Deferred.await(started)
-        // Started in the same turn: they wait for the connection and share one commit.
+        // They wait for the connection: none of them runs inside the unit that is interrupted.
         const units = yield* Effect.fork(Effect.all([
           sql.withTransaction(sql`INSERT INTO items (id) VALUES ('kept')`),
           Effect.either(sql.withTransaction(Effect.zipRight(sql`INSERT INTO items (id) VALUES ('failed')`, Effect.fail("no")))),

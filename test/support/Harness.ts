@@ -31,13 +31,9 @@ export const state: "memory" | "sqlite" = process.env.BOXKIT_TEST_STATE === "sql
 
 /**
  * The SQL client of the SQLite store: `BOXKIT_TEST_SQLITE_CLIENT=stock` runs the suites over `@effect/sql-libsql` and
- * `@libsql/client` as they are (SqlState.ts `client: "stock"`), `sqlite-node` over `@effect/sql-sqlite-node`,
- * otherwise the default client (SqliteClient.ts).
+ * `@libsql/client` as they are (SqlState.ts `client: "stock"`), otherwise the default client (SqliteClient.ts).
  */
-export const sqliteClient: "prepared" | "stock" | "sqlite-node" =
-  process.env.BOXKIT_TEST_SQLITE_CLIENT === "stock" || process.env.BOXKIT_TEST_SQLITE_CLIENT === "sqlite-node"
-    ? process.env.BOXKIT_TEST_SQLITE_CLIENT
-    : "prepared"
+export const sqliteClient: "prepared" | "stock" = process.env.BOXKIT_TEST_SQLITE_CLIENT === "stock" ? "stock" : "prepared"
 
 /** A SQLite store in a fresh temporary data directory, removed when the layer closes. */
 export const sqliteState = () =>

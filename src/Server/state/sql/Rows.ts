@@ -27,11 +27,11 @@ export const flagOf = (value: unknown): boolean => numberOf(value) === 1
 
 /**
  * The rows a write changed, from a statement's `raw` result: `rowsAffected` of the SQLite clients (ours and
- * `@libsql/client`'s), `changes` of better-sqlite3's (`@effect/sql-sqlite-node`), `rowCount` of pg's.
+ * `@libsql/client`'s), `rowCount` of pg's.
  */
 export const rowsAffectedOf = (raw: unknown): number => {
-  const result = raw as { readonly rowsAffected?: unknown; readonly changes?: unknown; readonly rowCount?: unknown }
-  const count = result.rowsAffected ?? result.changes ?? result.rowCount
+  const result = raw as { readonly rowsAffected?: unknown; readonly rowCount?: unknown }
+  const count = result.rowsAffected ?? result.rowCount
   if (count === undefined || count === null) throw new TypeError("the statement's result tells no count of changed rows")
   return numberOf(count)
 }

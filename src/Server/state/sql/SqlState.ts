@@ -103,19 +103,17 @@ const storeError = (what: string) => (error: unknown) =>
 /** Options of the SQLite store. @since 0.1.0 @category Models */
 export interface SqliteStateOptions {
   /**
-   * The SQL client: `prepared` (default), SqliteClient.ts (statements prepared once, group commit); `stock`,
-   * `@effect/sql-libsql` over `@libsql/client` as they are; `sqlite-node`, `@effect/sql-sqlite-node` as it is. All
-   * keep the same tables and answer alike. Without it, `BOXKIT_SQLITE_CLIENT` names one (for the side-by-side
-   * measurement of docs/decisions/0003-sqlite-client.md).
+   * The SQL client: `prepared` (default), SqliteClient.ts (statements prepared once, run synchronously); `stock`,
+   * `@effect/sql-libsql` over `@libsql/client` as they are. Both keep the same tables and answer alike. Without it,
+   * `BOXKIT_SQLITE_CLIENT=stock` picks the stock one (so that `boxkit serve` can be measured on either:
+   * docs/decisions/0003-sqlite-client.md).
    */
-  readonly client?: "prepared" | "stock" | "sqlite-node" | undefined
+  readonly client?: "prepared" | "stock" | undefined
 }
 
-/** The client `BOXKIT_SQLITE_CLIENT` names, else `prepared`. */
-const clientFromEnvironment = (): "prepared" | "stock" | "sqlite-node" => {
-  const named = process.env.BOXKIT_SQLITE_CLIENT
-  return named === "stock" || named === "sqlite-node" ? named : "prepared"
-}
+/** The client `BOXKIT_SQLITE_CLIENT` names (`stock`), else `prepared`. */
+const clientFromEnvironment = (): "prepared" | "stock" =>
+  process.env.BOXKIT_SQLITE_CLIENT === "stock" ? "stock" : "prepared"
 
 /**
  * The state in SQLite, in `directory` (created if missing, readable by its owner only) as `boxkit.db` with its WAL.
