@@ -60,12 +60,13 @@ export default defineConfig({
           env: { BOXKIT_TEST_STATE: "sqlite" }
         }
       },
-      // The client's behaviour under hostile networks over the stock HttpClient (NodeHttpClient.layerUndici) too.
+      // The client's behaviour under hostile networks over the stock HttpClient (NodeHttpClient.layerUndici) too, and
+      // its deadlines (Effect.timeoutFail there, the toolkit client's own timer on the fast project).
       {
         extends: true,
         test: {
           name: "stock-client",
-          include: ["test/resilience/**/*.test.ts", "test/EndToEnd.test.ts"],
+          include: ["test/resilience/**/*.test.ts", "test/EndToEnd.test.ts", "test/client/TransportDeadline.test.ts"],
           env: { BOXKIT_TEST_CLIENT: "stock" }
         }
       }

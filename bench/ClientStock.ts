@@ -10,7 +10,8 @@
  *
  * Each pair is measured on the cheapest base the toolkit has, so the ratio credits the own module with the most it
  * can save: the rest of the call is the same on both sides. Modules the figures did not keep (the toolkit's
- * `Tracing.fn`, now `Effect.fn`) are no longer measured here; their figures are in the decision record's appendix.
+ * `Tracing.fn`, now `Effect.fn`; `Timeout.timeoutFail`, now `Effect.timeoutFail`) are no longer measured here; their
+ * figures are in the decision record's appendix.
  *
  * Source: docs/decisions/0006-client-own-code-or-stock.md.
  *
@@ -133,11 +134,6 @@ const pairs = (origin: string): ReadonlyArray<Pair> => {
     {
       title: "attempt timeout",
       own: side("`UndiciHttpClient.withDeadline` (the toolkit's lean path)", ownHttp, Variants.timed(calls.contractClient, "deadline")),
-      stock: side("`Effect.timeoutFail`", ownHttp, Variants.timed(calls.contractClient, "effect"))
-    },
-    {
-      title: "attempt timeout (racing fiber)",
-      own: side("`Timeout.timeoutFail`", ownHttp, Variants.timed(calls.contractClient, "timeout")),
       stock: side("`Effect.timeoutFail`", ownHttp, Variants.timed(calls.contractClient, "effect"))
     },
     {

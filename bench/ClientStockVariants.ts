@@ -14,7 +14,6 @@ import * as ContractClient from "../src/Client/ContractClient.js"
 import { decodeErrorResponse } from "../src/Client/Transport.js"
 import { userAgent } from "../src/Client/Version.js"
 import { BoxServiceApi } from "../src/Contract/Api.js"
-import * as Timeout from "../src/Http/Timeout.js"
 import * as UndiciHttpClient from "../src/Http/UndiciHttpClient.js"
 import * as Scenarios from "./Scenarios.js"
 
@@ -54,16 +53,14 @@ export const calls = (origin: string): { readonly contractClient: MakeCall; read
     ))
 })
 
-/** `make`'s call bounded by a 30 s timeout: the toolkit's client deadline, `Timeout.timeoutFail`, or Effect's own. */
-export const timed = (make: MakeCall, kind: "deadline" | "timeout" | "effect"): MakeCall =>
+/** `make`'s call bounded by a 30 s timeout: the toolkit's client deadline, or Effect's own. */
+export const timed = (make: MakeCall, kind: "deadline" | "effect"): MakeCall =>
   Effect.map(make, (call): Call => {
     const millis = 30_000
     const onExpire = () => new Error("timed out")
     switch (kind) {
       case "deadline":
         return Effect.suspend(() => UndiciHttpClient.withDeadline(call, { atMillis: Date.now() + millis, onExpire }))
-      case "timeout":
-        return Effect.suspend(() => Timeout.timeoutFail(call, millis, onExpire))
       case "effect":
         return Effect.timeoutFail(call, { duration: millis, onTimeout: onExpire })
     }

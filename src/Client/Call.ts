@@ -3,7 +3,7 @@
  * deadline, the context of the error the call ends with, and the attributes of the operation span.
  *
  * Cost per call: one timer per attempt (in the HTTP client when it is the toolkit's own and the fiber runs on the
- * live clock, else `Timeout.timeoutFail`), the retry Schedule set up only after a failure, settings merged only when
+ * live clock, else `Effect.timeoutFail`), the retry Schedule set up only after a failure, settings merged only when
  * overridden.
  *
  * Source: docs/ASSUMPTIONS.md "Client" (retries, deadlines, the context of a failed call);
@@ -14,7 +14,6 @@
 import { Cause, type Clock, Duration, Effect, Exit, Option, Schedule, type Tracer } from "effect"
 import * as ApiError from "../ApiError.js"
 import { clockOf, runsOnLiveClock } from "../Http/LiveClock.js"
-import * as Timeout from "../Http/Timeout.js"
 import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
 import { mergeRetry, type RetrySettings } from "./BoxkitConfig.js"
 import { normalizeError } from "./ErrorDecoding.js"
@@ -103,8 +102,8 @@ class Call<A, R> {
       )
     }
     return byDeadline
-      ? Timeout.timeoutFail(this.attempt, left, () => this.pastDeadline())
-      : Timeout.timeoutFail(this.attempt, this.attemptMillis, () => this.attemptTimedOut())
+      ? Effect.timeoutFail(this.attempt, { duration: left, onTimeout: () => this.pastDeadline() })
+      : Effect.timeoutFail(this.attempt, { duration: this.attemptMillis, onTimeout: () => this.attemptTimedOut() })
   }
 
   /** After a first failure: the retry Schedule (set up only now), each retry an `once` again. */
@@ -178,7 +177,7 @@ class AttemptDeadline implements UndiciHttpClient.Deadline {
  * whose wait would reach the deadline is not made (`Retry.schedule`), so no second timer is needed for the deadline.
  * With the toolkit's own `HttpClient` and the live clock (LiveClock.ts), the timer is the client's
  * (`UndiciHttpClient.withDeadline`: it bounds the HTTP exchanges the attempt runs on this fiber, which is where an
- * attempt of this transport waits); otherwise `Timeout.timeoutFail`. The retry Schedule is only set up after a
+ * attempt of this transport waits); otherwise `Effect.timeoutFail`. The retry Schedule is only set up after a
  * first failure.
  *
  * With a `site`, the error the call ends with carries its context (`ApiError.CallContext`: operation, method, path,

@@ -1,8 +1,9 @@
 /**
  * Whether a fiber runs on Effect's live `Clock`: the one upstream hook the toolkit's timers need, fenced in this
- * module. A timer of the toolkit (the HTTP client's deadline, `Timeout.timeoutFail`) is a plain `setTimeout` only on
- * the live clock, whose time is `Date.now()` and whose sleeps are `setTimeout`; under any other clock (a `TestClock`,
- * a clock given with `Effect.withClock`) time is that clock's, so the toolkit falls back to sleeping on it.
+ * module. The toolkit's HTTP client bounds an attempt with a plain `setTimeout` (`UndiciHttpClient.withDeadline`),
+ * which is right only on the live clock, whose time is `Date.now()` and whose sleeps are `setTimeout`; under any
+ * other clock (a `TestClock`, a clock given with `Effect.withClock`) time is that clock's, so the toolkit uses
+ * `Effect.timeoutFail` on it instead.
  *
  * Effect has no public "is this the live clock" test, so this compares the fiber's clock with the clock of
  * `DefaultServices.liveServices` (public API). test/client/LiveClock.test.ts fails when that stops holding after an

@@ -1,6 +1,8 @@
 /**
  * `Transport.call` on the live clock with the toolkit's own HTTP client (the path where the attempt's timeout and the
- * call's deadline are one plain timer in the client, not a racing fiber), over real HTTP against a service whose
+ * call's deadline are one plain timer in the client, not a racing fiber) and, in the `stock-client` project, with
+ * `NodeHttpClient.layerUndici` (the stock path: `Effect.timeoutFail`), so both are held to the same outcomes
+ * (docs/decisions/0006-client-own-code-or-stock.md), over real HTTP against a service whose
  * requests hang: the deadline ends the call with the deadline's `TimeoutError` and aborts the request on the server;
  * per-attempt timeouts are retried up to `maxAttempts`, each attempt aborted; a fast call is not disturbed and
  * leaves no deadline behind.
@@ -31,7 +33,7 @@ const withSlowService = <A, E, R>(retry: Parameters<typeof Harness.client>[1], p
 
 const boxId = "sb_00000000-0000-4000-8000-00000000beef" as BoxId
 
-describe("Transport.call with the toolkit's client on the live clock", () => {
+describe(`Transport.call with the ${Harness.httpClient} client on the live clock`, () => {
   it.live("the deadline ends the call with its TimeoutError after about `deadline`, and the server sees the abort", () =>
     withSlowService(
       { deadline: Duration.millis(300), attemptTimeout: Duration.seconds(10) },

@@ -28,7 +28,6 @@ import {
   Stream
 } from "effect"
 import { isLiveClock } from "../../Http/LiveClock.js"
-import * as Timeout from "../../Http/Timeout.js"
 import * as UndiciHttpClient from "../../Http/UndiciHttpClient.js"
 import * as SelfDelivery from "../http/SelfDelivery.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
@@ -171,7 +170,7 @@ export interface DeliveryOptions {
  * (stopped with the layer), the JSON body encoded once, and a fiber of its own with the retry Schedule only after a
  * failed first attempt. With the live clock and the toolkit's `UndiciHttpClient` (connections reused, the answer's
  * body read with it and capped by `readWhole`, one plain timer per attempt) an attempt's timeout needs no racing
- * fiber; with any other `HttpClient` or clock it is `Timeout.timeoutFail`, and the body is read as a capped stream.
+ * fiber; with any other `HttpClient` or clock it is `Effect.timeoutFail`, and the body is read as a capped stream.
  *
  * @since 0.1.0
  * @category layers
@@ -230,7 +229,7 @@ export const layer = (options: DeliveryOptions = {}) =>
         if (lean) return Effect.void
         const read = Stream.runFoldWhile(response.stream, 0, (bytes) => bytes <= maxReplyBytes, (bytes, chunk) => bytes + chunk.byteLength)
         const left = Math.max(1, deadlineMillis - clock.unsafeCurrentTimeMillis())
-        return Effect.ignore(Timeout.timeoutFail(read, left, () => "expired"))
+        return Effect.ignore(Effect.timeoutFail(read, { duration: left, onTimeout: () => "expired" }))
       }
 
       /**
@@ -243,7 +242,7 @@ export const layer = (options: DeliveryOptions = {}) =>
         const deadlineMillis = clock.unsafeCurrentTimeMillis() + timeout
         const head: Effect.Effect<HttpClientResponse.HttpClientResponse, unknown> = timerRunning
           ? UndiciHttpClient.withDeadline(client.execute(request), { atMillis: deadlineMillis, onExpire: () => expired })
-          : Timeout.timeoutFail(client.execute(request), timeout, () => expired)
+          : Effect.timeoutFail(client.execute(request), { duration: timeout, onTimeout: () => expired })
         // A refusal by a boxkit service of its own delivery is told apart by its header (status -1: never retried).
         const post = Effect.flatMap(head, (response) =>
           Effect.as(
