@@ -1,8 +1,10 @@
 /**
  * Schemas of free-form JSON: a field the API passes through or leaves open (model response items, policy rules,
- * extra envelope fields), and the empty object some operations answer.
+ * extra envelope fields), and the empty object some operations answer; and the byte scanner the request pipeline
+ * runs on a JSON body before it is parsed (nesting depth, member byte caps, the member a byte offset is in).
  *
- * Source: spec "Model responses" (open objects), "Egress policies" (documents); docs/ASSUMPTIONS.md "The OpenAPI document".
+ * Source: spec "Model responses" (open objects), "Egress policies" (documents); docs/ASSUMPTIONS.md "The OpenAPI
+ * document", "Request body limits".
  *
  * @since 0.1.0
  */
