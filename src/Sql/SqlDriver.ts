@@ -1,8 +1,8 @@
 /**
  * The SQL drivers boxkit loads on demand (they are optional peer dependencies): a driver module loaded when a store
  * that needs it is built, with an error naming what to install when it is missing, and the `SqlClient` of one SQLite
- * file over `@effect/sql-libsql`. Shared by the local service's durable state (Server/state/sql/SqlState.ts) and the
- * durable workflows of `boxkit/workflow`.
+ * file over the `libsql` driver (or `@effect/sql-libsql`). Shared by the local service's durable state
+ * (Server/state/sql/SqlState.ts) and the durable workflows of `boxkit/workflow`.
  *
  * Source: docs/ASSUMPTIONS.md "Durable state"; docs/decisions/0004-durable-orchestration.md.
  *
