@@ -64,10 +64,10 @@ interface NewKey {
 }
 
 /**
- * The statements of the store over `sql`. Bound values in an `INSERT ... SELECT` are text to PostgreSQL: the number
- * columns are cast.
+ * The statements of the store that write keys, over `sql`. Bound values in an `INSERT ... SELECT` are text to
+ * PostgreSQL: the number columns are cast.
  */
-const statements = (sql: SqlClient.SqlClient, bounds: Bounds, owner: string) => {
+const writeStatements = (sql: SqlClient.SqlClient, bounds: Bounds, owner: string) => {
   const { maxBytes, maxKeys, maxStoredBytes, retentionMillis } = bounds
   /**
    * Inserts `fresh` as running, owned by this instance, unless the key exists or its API key holds its bounds: one
@@ -129,6 +129,12 @@ const statements = (sql: SqlClient.SqlClient, bounds: Bounds, owner: string) => 
       return (held.length === 0 ? 0 : numberOf(held[0].answer_bytes)) + adding <= maxBytes
     })
 
+  return { insertRunning, insertSettled, fits }
+}
+
+/** The statements of the store that read keys and delete expired ones, over `sql`. */
+const readStatements = (sql: SqlClient.SqlClient, bounds: Bounds) => {
+  const { maxBytes, maxKeys } = bounds
   /** The key's row (no key: null columns), its owner's heartbeat, and its API key's usage: one row, always. */
   const read = (scope: string, key: string) =>
     Effect.map(
@@ -141,20 +147,33 @@ const statements = (sql: SqlClient.SqlClient, bounds: Bounds, owner: string) => 
       (rows): Row => rows[0]
     )
 
-  /** Deletes the expired settled keys of API key `scope` (their usage follows by trigger); how many. */
-  const deleteExpired = (scope: string, now: number) =>
-    Effect.map(
-      sql`DELETE FROM idempotency_keys WHERE scope = ${scope} AND settled = 1 AND expires_at_millis <= ${now}`.raw,
+  /**
+   * Deletes the expired settled keys of API key `scope` (their usage follows by trigger); how many. Run for every
+   * new key of a full API key, so it reads the expiry index (settled keys, expired ones first: few, as the sweep
+   * deletes them every interval); SQLite would search by the primary key, all the API key's keys (74 ms for 50,000),
+   * unless the `+` takes its scope term off the index.
+   */
+  const deleteExpired = (scope: string, now: number) => {
+    const ofScope = sql.onDialectOrElse({ pg: () => sql`scope = ${scope}`, orElse: () => sql`+scope = ${scope}` })
+    return Effect.map(
+      sql`DELETE FROM idempotency_keys WHERE settled = 1 AND expires_at_millis <= ${now} AND ${ofScope}`.raw,
       rowsAffectedOf
     )
+  }
 
   /** True when the API key of a {@link read} row holds its quota of keys or answer bytes. */
   const full = (row: Row) =>
     row.held_keys !== null && row.held_keys !== undefined &&
     (numberOf(row.held_keys) >= maxKeys || numberOf(row.held_bytes) >= maxBytes)
 
-  return { insertRunning, insertSettled, fits, read, deleteExpired, full }
+  return { read, deleteExpired, full }
 }
+
+/** Every statement of the store. */
+const statements = (sql: SqlClient.SqlClient, bounds: Bounds, owner: string) => ({
+  ...writeStatements(sql, bounds, owner),
+  ...readStatements(sql, bounds)
+})
 
 type Statements = ReturnType<typeof statements>
 
