@@ -49,6 +49,13 @@ import { userAgent } from "./Version.js"
 
 export type { CallOptions, CallSite } from "./Call.js"
 export { decodeErrorResponse, normalizeError } from "./ErrorDecoding.js"
+/**
+ * Types of the contract's operations (Operation.ts), for services built on the transport: groups, endpoints, requests
+ * and `OperationError`, what an operation fails with (listed with the errors; the others keep their own category).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
 export type {
   ApiErrorClass,
   ClientFailure,
