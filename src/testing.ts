@@ -55,7 +55,7 @@ import * as Seed from "./Server/state/Seed.js"
 
 /**
  * The usage of one organization in {@link LocalState}: active `boxes`, `background_responses` in flight and
- * `stored_bytes` (clipboards and stored response results).
+ * `stored_bytes` (clipboards, stored response results and the bodies of remembered idempotent answers).
  *
  * @since 0.1.0
  * @category Models
