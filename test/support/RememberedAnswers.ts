@@ -75,7 +75,8 @@ export const describeStore = (store: Store) =>
         sweepInterval: Duration.seconds(30),
         // The clock moves 2 minutes at once: the periodic checks that do not matter here run once in it, not 120 times.
         expiryCheckInterval: Duration.minutes(1),
-        recoveryInterval: Duration.minutes(1)
+        recoveryInterval: Duration.minutes(1),
+        instanceTimeout: Duration.minutes(4)
       })(Effect.gen(function*() {
         expect(yield* storedBytes).toBe(0)
         const answers: Array<C.RawResponse> = []
