@@ -183,16 +183,30 @@ export const DateTimeString = Schema.String.annotations({
 export const maxDepth = 64
 
 /**
- * The byte caps of an operation's top-level body members, by member name: the most bytes of JSON text a member's
- * value may have, counted as {@link checkBody} counts (whitespace between tokens not counted, strings as written).
- * Declared next to the schemas that bound the members (e.g. `ModelResponse.createRequestCaps`); a member without a
- * cap is bounded only by the operation's body limit. docs/ASSUMPTIONS.md "Request body limits".
+ * The caps of an operation's top-level body members, by member name: a number is the most bytes of JSON text a
+ * member's value may have, counted as {@link checkBody} counts (whitespace between tokens not counted, strings as
+ * written); a {@link StringLengthCap} bounds a member that is a string by its length. Declared next to the schemas
+ * that bound the members (e.g. `ModelResponse.createRequestCaps`); a member without a cap is bounded only by the
+ * operation's body limit. docs/ASSUMPTIONS.md "Request body limits".
  *
  * @since 0.1.0
  * @category JSON
  */
 export interface MemberCaps {
-  readonly [member: string]: number
+  readonly [member: string]: number | StringLengthCap
+}
+
+/**
+ * The cap of a member whose schema bounds it, when it is a string, to `maxLength` UTF-16 code units
+ * (`Schema.maxLength`, `String.length`), but whose longest valid text, escaped, is past the body limit (`input`): the
+ * units are counted in the string's JSON text as the parse would decode them (an escape is one unit, a 4-byte UTF-8
+ * character two), without decoding it. A member that is not a string has no cap.
+ *
+ * @since 0.1.0
+ * @category JSON
+ */
+export interface StringLengthCap {
+  readonly maxLength: number
 }
 
 /**
@@ -297,9 +311,30 @@ interface Scan {
   /** The member the scan stopped in (null: not in a member's value, or its name was not read). */
   readonly field: string | null
   readonly depth: number
-  readonly stop: "end" | "tooDeep" | "overCap"
-  /** The cap of `field` when the scan stopped `overCap`. */
+  /** `overCap`: `field` over its cap in bytes; `overLength`: `field` is a string over its {@link StringLengthCap}. */
+  readonly stop: "end" | "tooDeep" | "overCap" | "overLength"
+  /** The cap of `field` (bytes, or UTF-16 code units for `overLength`) when the scan stopped over it. */
   readonly cap: number
+}
+
+/**
+ * True when the JSON string text `text[start, end)` (between its quotes) decodes to more than `maxLength` UTF-16 code
+ * units: an escape is one unit (`\uXXXX` too), a UTF-8 sequence one, or two when it takes 4 bytes. Stops as soon as
+ * the count passes `maxLength`.
+ */
+const longerThan = (text: Buffer, start: number, end: number, maxLength: number): boolean => {
+  let units = 0
+  for (let index = start; index < end; index++) {
+    const byte = text[index]!
+    if (byte === 0x5c) {
+      index += text[index + 1] === 0x75 ? 5 : 1
+      units++
+    } else if (byte < 0x80 || byte >= 0xc0) {
+      units += byte >= 0xf0 ? 2 : 1
+    }
+    if (units > maxLength) return true
+  }
+  return false
 }
 
 /** What a byte is to the scanner outside strings: see {@link byteKinds}. */
@@ -348,6 +383,8 @@ const scanTopLevel = (text: Buffer, options: ScanOptions): Scan => {
   let skipped = 0
   let cap = Number.POSITIVE_INFINITY
   let overAt = Number.POSITIVE_INFINITY
+  // The current member's StringLengthCap (infinite: none).
+  let maxLength = Number.POSITIVE_INFINITY
   let stop: Scan["stop"] = "end"
   scan: for (let index = 0; index < length; index++) {
     const byte = text[index]!
@@ -367,6 +404,13 @@ const scanTopLevel = (text: Buffer, options: ScanOptions): Scan => {
           break scan
         }
         const stringEnd = close < 0 ? length : close + 1
+        // A member with a StringLengthCap whose value is this string (its first token).
+        const isValue = index - valueStart === skipped
+        if (maxLength < length && isValue && longerThan(text, index + 1, stringEnd - 1, maxLength)) {
+          cap = maxLength
+          stop = "overLength"
+          break scan
+        }
         if (expectingName && depth === 1 && valueStart < 0) {
           nameStart = index
           nameEnd = stringEnd
@@ -385,7 +429,9 @@ const scanTopLevel = (text: Buffer, options: ScanOptions): Scan => {
         if (depth === 1 && valueStart < 0) {
           valueStart = index + 1
           skipped = 0
-          cap = caps === undefined ? cap : capOf(caps, memberName(text, nameStart, nameEnd))
+          const found = caps === undefined ? cap : capOf(caps, memberName(text, nameStart, nameEnd))
+          cap = typeof found === "number" ? found : Number.POSITIVE_INFINITY
+          maxLength = typeof found === "number" ? Number.POSITIVE_INFINITY : found.maxLength
           overAt = valueStart + cap
           continue
         }
@@ -408,7 +454,7 @@ const scanTopLevel = (text: Buffer, options: ScanOptions): Scan => {
             }
             valueStart = -1
             nameStart = -1
-            cap = overAt = Number.POSITIVE_INFINITY
+            cap = overAt = maxLength = Number.POSITIVE_INFINITY
           }
           expectingName = byte === 0x2c && inObject
           if (byte === 0x2c) continue
@@ -427,7 +473,7 @@ const scanTopLevel = (text: Buffer, options: ScanOptions): Scan => {
 const memberName = (text: Buffer, nameStart: number, nameEnd: number): string | null =>
   nameStart < 0 ? null : nameAt(text, nameStart, nameEnd)
 
-const capOf = (caps: MemberCaps, name: string | null): number =>
+const capOf = (caps: MemberCaps, name: string | null): number | StringLengthCap =>
   name !== null && Object.hasOwn(caps, name) ? caps[name]! : Number.POSITIVE_INFINITY
 
 /**
@@ -442,12 +488,13 @@ export const tooDeep = (bytes: Uint8Array, limit: number = maxDepth): { readonly
 
 /**
  * What a JSON request body is refused for before it is parsed: arrays and objects nested deeper than `limit`
- * (`TooDeep`, in top-level member `field`; null for a top-level array or when no member name was read), or a
- * top-level member named in `caps` whose value goes over its cap (`OverCap`: `field` and its `cap` in bytes);
- * undefined when neither. One scan of the bytes, stopped at the first of the two; it allocates nothing in proportion
- * to the body, and an oversized member costs at most its cap to scan. The text is not required to be valid JSON: a
- * body that passes is still parsed and decoded. A member sent twice is measured each time. docs/ASSUMPTIONS.md
- * "Request body limits".
+ * (`TooDeep`, in top-level member `field`; null for a top-level array or when no member name was read), a top-level
+ * member named in `caps` whose value goes over its byte cap (`OverCap`: `field` and its `cap` in bytes), or a string
+ * member longer than its {@link StringLengthCap} (`OverLength`: `field` and its `cap` in UTF-16 code units);
+ * undefined when none. One scan of the bytes, stopped at the first; it allocates nothing in proportion to the body,
+ * and an oversized member costs at most its cap to scan. The text is not required to be valid JSON: a body that
+ * passes is still parsed and decoded. A member sent twice is measured each time. docs/ASSUMPTIONS.md "Request body
+ * limits".
  *
  * @since 0.1.0
  * @category JSON
@@ -458,13 +505,13 @@ export const checkBody = (
   limit: number = maxDepth
 ):
   | { readonly _tag: "TooDeep"; readonly field: string | null }
-  | { readonly _tag: "OverCap"; readonly field: string; readonly cap: number }
+  | { readonly _tag: "OverCap" | "OverLength"; readonly field: string; readonly cap: number }
   | undefined =>
 {
   const scan = scanTopLevel(asBuffer(bytes), { limit, caps })
   if (scan.stop === "tooDeep") return { _tag: "TooDeep", field: scan.field }
-  if (scan.stop === "overCap" && scan.field !== null) return { _tag: "OverCap", field: scan.field, cap: scan.cap }
-  return undefined
+  if (scan.stop === "end" || scan.field === null) return undefined
+  return { _tag: scan.stop === "overCap" ? "OverCap" : "OverLength", field: scan.field, cap: scan.cap }
 }
 
 /**

@@ -275,9 +275,9 @@ export const requestLimits = {
  * The byte caps of a create-response request's bounded members, checked by the local service before the body is
  * parsed (`Json.checkBody`; a member over its cap is a 400 naming it): derived from {@link requestLimits}, each the
  * longest text a valid value can have with every character escaped (`Json.stringCap`, `Json.stringMapCap`), and
- * `Json.scalarCap` for booleans, numbers and `truncation`. `input`, `prompt_token_ids`, `instructions`, `include`,
- * `tools` and the open members have none: only the body limit (32 MiB) bounds them. docs/ASSUMPTIONS.md "Request body
- * limits".
+ * `Json.scalarCap` for booleans, numbers and `truncation`; an `input` string by its characters (`Json.StringLengthCap`:
+ * escaped, a valid one could be longer than the body limit). `prompt_token_ids`, `instructions`, `include`, `tools`
+ * and the open members have none: only the body limit (32 MiB) bounds them. docs/ASSUMPTIONS.md "Request body limits".
  *
  * @since 0.1.0
  * @category Schemas
@@ -287,6 +287,8 @@ export const createRequestCaps: MemberCaps = {
   user: stringCap(requestLimits.userLength),
   prompt_cache_key: stringCap(requestLimits.promptCacheKeyLength),
   metadata: stringMapCap(requestLimits.metadataPairs, requestLimits.metadataKeyLength, requestLimits.metadataValueLength),
+  // A string input: its characters, as the schema counts them (an array of items is bounded by the body limit only).
+  input: { maxLength: requestLimits.inputJsonLength },
   stream: scalarCap,
   background: scalarCap,
   parallel_tool_calls: scalarCap,

@@ -2,8 +2,9 @@
  * The byte scanner behind the request pipeline's checks before a body is parsed (Json.ts `checkBody`,
  * `topLevelMembers`): on random JSON objects written with random escapes and whitespace, its top-level members are
  * the ones `JSON.parse` finds, their values' text parses to the same values, and a member's counted bytes are its
- * text without the whitespace between tokens, so that a cap refuses exactly what is over it. The caps of the
- * create-response and create-secret requests never refuse a valid member, however escaped.
+ * text without the whitespace between tokens, so that a cap refuses exactly what is over it; a string member's length
+ * is counted as the parse decodes it. The caps of the create-response and create-secret requests never refuse a valid
+ * member, however escaped.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
@@ -110,6 +111,29 @@ describe("Json.topLevelMembers", () => {
   it("measures a member each time it is sent (JSON.parse keeps the last one)", () => {
     const body = Buffer.from(`{"model": "${"m".repeat(10_000)}", "model": "m"}`)
     expect(Json.checkBody(body, createRequestCaps)).toMatchObject({ _tag: "OverCap", field: "model" })
+  })
+})
+
+describe("string length caps", () => {
+  it("count a string member's UTF-16 code units as JSON.parse decodes them, however escaped", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 64 }), fc.integer(), (text, escapeSeed) => {
+        const escapeRandom = random(escapeSeed)
+        const body = Buffer.from(`{"n": 1, "s": ${writeString(text, () => escapeRandom() < 0.4)}, "m": 2}`)
+        const length = (JSON.parse(body.toString()) as { s: string }).s.length
+        expect(length).toBe(text.length)
+        expect(Json.checkBody(body, { s: { maxLength: length } })).toBeUndefined()
+        if (length > 0) {
+          expect(Json.checkBody(body, { s: { maxLength: length - 1 } })).toEqual({ _tag: "OverLength", field: "s", cap: length - 1 })
+        }
+      }),
+      { numRuns: 400, seed: 15 }
+    )
+  })
+
+  it("leave a member that is not a string to the schema", () => {
+    const items = Buffer.from(`{"input": [{"role": "user", "content": "${"x".repeat(100)}"}]}`)
+    expect(Json.checkBody(items, { input: { maxLength: 10 } })).toBeUndefined()
   })
 })
 

@@ -102,6 +102,15 @@ describe("a huge value in a bounded member", () => {
       expect(stream.longestParse).toBeLessThan(64 * 1024)
     })))
 
+  it.effect("a 30 MiB input string (over 8 MiB characters) is a 400 naming input, without parsing the body", () =>
+    C.withService()(Effect.gen(function*() {
+      const { answer, longestParse } = yield* watchingParse(
+        send("/v1/responses", `{"model":"boxkit-local","input":"${"x".repeat(30 * mib)}"}`)
+      )
+      expect(longestParse).toBeLessThan(64 * 1024)
+      expectRefusedNaming(answer, "input")
+    })))
+
   it.effect("a 200 KiB secret name is a 400 naming name, without parsing the body", () =>
     C.withService()(Effect.gen(function*() {
       const { answer, longestParse } = yield* watchingParse(

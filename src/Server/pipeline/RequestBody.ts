@@ -105,10 +105,10 @@ export const invalidUtf8 = (bytes: Uint8Array): { readonly field: string | null 
 
 /**
  * Why a JSON body is refused before it is parsed, or undefined: arrays and objects nested deeper than
- * `Json.maxDepth`, or a top-level member over its byte cap (`caps`, the route's `memberCaps`). One scan of the bytes
- * (`Json.checkBody`), no parse: a 30 MiB `metadata` value costs its reading and a scan of its first cap bytes, not a
- * parse and a decode. The 400 names the top-level member (`param`), as the schema's own refusal would.
- * docs/ASSUMPTIONS.md "Request body limits".
+ * `Json.maxDepth`, or a top-level member over its cap (`caps`, the route's `memberCaps`: bytes, or a string's
+ * length). One scan of the bytes (`Json.checkBody`), no parse: a 30 MiB `metadata` value costs its reading and a scan
+ * of its first cap bytes, not a parse and a decode. The 400 names the top-level member (`param`), as the schema's own
+ * refusal would. docs/ASSUMPTIONS.md "Request body limits".
  *
  * @since 0.1.0
  * @category body
@@ -126,7 +126,9 @@ export const refusedBeforeParse = (bytes: Uint8Array, caps: Json.MemberCaps | un
     )
   }
   return ApiError.make.invalidRequest(
-    `Invalid ${problem.field}: must be at most ${problem.cap} bytes of JSON text (whitespace between tokens not counted).`,
+    problem._tag === "OverCap"
+      ? `Invalid ${problem.field}: must be at most ${problem.cap} bytes of JSON text (whitespace between tokens not counted).`
+      : `Invalid ${problem.field}: a string of at most ${problem.cap} characters.`,
     problem.field
   )
 }
