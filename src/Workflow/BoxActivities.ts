@@ -249,6 +249,7 @@ const awaitStatusTemplate = ActivityTemplate.make({
 
 /**
  * Upgrades `boxId` with the execution-derived key. Succeeds with the upgrade result.
+ * Fails with {@link ActivityError} when the operation fails for good (its result is stored with the workflow).
  *
  * @since 0.1.0
  * @category Activities
@@ -275,6 +276,7 @@ const upgradeTemplate = ActivityTemplate.make({
 /**
  * Places `bytes` of `mediaType` (`text/plain` or `image/*`) on the clipboard of `boxId` (a replay writes the same
  * bytes again). Succeeds with `{}`.
+ * Fails with {@link ActivityError} when the operation fails for good (its result is stored with the workflow).
  *
  * @since 0.1.0
  * @category Activities
@@ -293,6 +295,7 @@ const writeClipboardTemplate = ActivityTemplate.make({
 
 /**
  * Places UTF-8 `text` on the clipboard of `boxId` ({@link writeClipboard} with `text/plain; charset=utf-8`).
+ * Fails with {@link ActivityError} when the operation fails for good (its result is stored with the workflow).
  *
  * @since 0.1.0
  * @category Activities
@@ -303,6 +306,7 @@ export const writeClipboardText = (boxId: BoxId, text: string, options: Activity
 /**
  * Publishes `guestPort` of `boxId` (`http` or `tcp`). A replay that finds the port already published (code
  * `already_exists`) reads the listener from the box record. Succeeds with the listener.
+ * Fails with {@link ActivityError} when the operation fails for good (its result is stored with the workflow).
  *
  * @since 0.1.0
  * @category Activities
@@ -343,6 +347,7 @@ const publishTemplate = ActivityTemplate.make({
 /**
  * Unpublishes `guestPort` of `boxId`; a port that is not published (a replay) counts as done. Succeeds with
  * `{ box_id, guest_port }`.
+ * Fails with {@link ActivityError} when the operation fails for good (its result is stored with the workflow).
  *
  * @since 0.1.0
  * @category Activities
@@ -364,6 +369,7 @@ const unpublishTemplate = ActivityTemplate.make({
 
 /**
  * Pauses, resumes or puts `boxId` to sleep (`operation`). Succeeds with the box record.
+ * Fails with {@link ActivityError} when the operation fails for good (its result is stored with the workflow).
  *
  * @since 0.1.0
  * @category Activities
@@ -381,6 +387,7 @@ const lifecycleTemplate = ActivityTemplate.make({
 
 /**
  * Terminates `boxId` and marks it terminated in the ledger. Succeeds with the box record.
+ * Fails with {@link ActivityError} when the operation fails for good (its result is stored with the workflow).
  *
  * @since 0.1.0
  * @category Activities
