@@ -65,7 +65,8 @@ export const validate = (key: string): Effect.Effect<string, ApiError.InvalidReq
 
 /**
  * The key of one logical call: the caller's `key` checked by {@link validate}, or a fresh `crypto.randomUUID()`.
- * Resolve it once, outside the retried attempt, so that every attempt carries the same key.
+ * Resolve it once, outside the retried attempt, so that every attempt carries the same key. Fails with
+ * `InvalidRequestError` (param `Idempotency-Key`) when {@link validate} refuses the caller's key.
  *
  * @since 0.1.0
  * @category Utils

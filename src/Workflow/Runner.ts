@@ -89,7 +89,8 @@ export const layerSqlite = (
   }))
 
 /**
- * A free TCP port on `host` (the system's choice; another process may take it before it is used).
+ * A free TCP port on `host` (the system's choice; another process may take it before it is used). Fails with
+ * `SqlDriverError` when no port can be opened on `host`.
  *
  * @since 0.1.0
  * @category Utils

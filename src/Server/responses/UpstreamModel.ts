@@ -119,7 +119,9 @@ export const upstreamFailure = (
   })
 
 /**
- * The chunks of one parsed upstream message (a stream event's data, or a whole non-streamed answer).
+ * The chunks of one parsed upstream message (a stream event's data, or a whole non-streamed answer). Fails with
+ * `LanguageModelError` code `upstream_bad_answer` when `data` is not a JSON object, `upstream_error` when it holds an
+ * `error` member the upstream sent.
  *
  * @since 0.1.0
  * @category Utils
