@@ -1,7 +1,8 @@
 /**
  * The body of a `/v1` request, read once (step 6 of the request pipeline) and handed on in the request itself: a
- * `NodeRequest.LocalRequest` takes it in place; any other `HttpServerRequest` is wrapped so that `arrayBuffer`,
- * `text` and `json` answer from the bytes read. A body over the limit is a 400, never a dropped connection.
+ * request that takes its body in place (`NodeBody.BodyInPlace`, the fast path's request object) takes it there; any
+ * other `HttpServerRequest` is wrapped so that `arrayBuffer`, `text` and `json` answer from the bytes read. A body
+ * over the limit is a 400, never a dropped connection.
  *
  * Source: spec "Endpoints / Common rules" (body too large is an error envelope); docs/ASSUMPTIONS.md "Serving".
  *
@@ -12,40 +13,40 @@ import { Effect, Stream } from "effect"
 import { isUtf8 } from "node:buffer"
 import * as ApiError from "../../ApiError.js"
 import * as Json from "../../Domain/Json.js"
-import * as NodeRequest from "../http/fast/NodeRequest.js"
+import * as NodeBody from "./NodeBody.js"
 
 /**
- * A request whose body has been read, for requests that are not a {@link NodeRequest.LocalRequest} (those take the
- * body in place): the same request, with `arrayBuffer`, `text` and `json` answered from `bytes`.
+ * A request whose body has been read, for requests that do not take it in place (a
+ * `NodeBody.BodyInPlace`): the same request, with `arrayBuffer`, `text` and `json` answered from `bytes`.
  */
 export const withBody = (
   request: HttpServerRequest.HttpServerRequest,
   bytes: Uint8Array
 ): HttpServerRequest.HttpServerRequest => {
   let text: string | undefined
-  const readText = () => (text ??= NodeRequest.bodyText(bytes))
+  const readText = () => (text ??= NodeBody.bodyText(bytes))
   return Object.create(request, {
     arrayBuffer: { get: () => Effect.succeed(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) },
     stream: { get: () => Stream.succeed(bytes) },
     text: { get: () => Effect.sync(readText) },
-    json: { get: () => Effect.suspend(() => NodeRequest.parseJsonBody(bytes)) }
+    json: { get: () => Effect.suspend(() => NodeBody.parseJsonBody(bytes)) }
   })
 }
 
 export const emptyBody = new Uint8Array(0)
 
-export const hasBody = NodeRequest.hasBody
+export const hasBody = NodeBody.hasBody
 
 /**
- * Reads the whole body of a request that is not a {@link NodeRequest.LocalRequest}, at most `maxBytes` (see
- * {@link NodeRequest.readNodeBody} for the rules). The chunks are kept as they arrive and copied once at the end,
+ * Reads the whole body of a request that does not take it in place (a `NodeBody.BodyInPlace`), at most `maxBytes`
+ * (see `NodeBody.readNodeBody` for the rules). The chunks are kept as they arrive and copied once at the end,
  * whether or not a `Content-Length` was declared: the stock request's `arrayBuffer` concatenates the body so far
  * with every chunk, which for a 30 MiB body copies gigabytes on the event loop and stalls every other request.
  */
 export const readGenericBody = (
   request: HttpServerRequest.HttpServerRequest,
   maxBytes: number
-): Effect.Effect<NodeRequest.BodyRead> => {
+): Effect.Effect<NodeBody.BodyRead> => {
   const read = Effect.suspend(() => {
     const state = { size: 0, chunks: [] as Array<Uint8Array> }
     return Effect.map(
@@ -55,7 +56,7 @@ export const readGenericBody = (
           if (state.size <= maxBytes) state.chunks.push(chunk)
           else state.chunks = []
         })),
-      (): NodeRequest.BodyRead => {
+      (): NodeBody.BodyRead => {
         if (state.size > maxBytes) return { _tag: "TooLarge" }
         const bytes = new Uint8Array(state.size)
         let offset = 0
@@ -67,7 +68,7 @@ export const readGenericBody = (
       }
     )
   })
-  return Effect.catchAll(read, (error): Effect.Effect<NodeRequest.BodyRead> =>
+  return Effect.catchAll(read, (error): Effect.Effect<NodeBody.BodyRead> =>
     Effect.succeed({ _tag: "Failed", message: error.message }))
 }
 

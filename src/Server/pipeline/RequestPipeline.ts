@@ -19,8 +19,8 @@
  * to the contract as a value (`run(principal, request)`), not through a context merge; a key that was found once is
  * not wrapped in a new `Redacted` again.
  *
- * Each rule has its own module: Admission.ts (steps 1 and 5), Authentication.ts (3), RequestBody.ts (6),
- * Idempotency.ts (7); this one runs them in order.
+ * Each rule has its own module: Admission.ts (steps 1 and 5), Authentication.ts (3), RequestBody.ts and NodeBody.ts
+ * (6), Idempotency.ts (7); this one runs them in order.
  *
  * Source: spec "Authentication" 1, 4, 5; "Errors" rules 1-3; "Limits" (idempotency, new organization); docs/decisions/0002-what-the-fast-paths-save.md
  * (per-request machinery).
@@ -41,7 +41,7 @@ import { Transactions } from "../state/Transactions.js"
 import { emptyBody, hasBody, invalidUtf8, readGenericBody, refusedBeforeParse, withBody } from "./RequestBody.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as Quotas from "../Quotas.js"
-import * as NodeRequest from "../http/fast/NodeRequest.js"
+import * as NodeBody from "./NodeBody.js"
 import { Identity } from "../state/Repositories.js"
 import * as Routes from "../http/Routes.js"
 import * as StoreOutage from "../state/StoreOutage.js"
@@ -122,7 +122,7 @@ export interface Pipeline {
    * The answer to a body that could not be taken (too large for `maxBodyBytes`, unreadable), or undefined when it
    * was read.
    */
-  readonly refuseBody: (read: NodeRequest.BodyRead, maxBodyBytes: number) => HttpServerResponse.HttpServerResponse | undefined
+  readonly refuseBody: (read: NodeBody.BodyRead, maxBodyBytes: number) => HttpServerResponse.HttpServerResponse | undefined
 }
 
 /**
@@ -285,7 +285,7 @@ export const make: Effect.Effect<
       }
     }
     let forwarded = request
-    if (request instanceof NodeRequest.LocalRequest) request.setBody(body)
+    if (NodeBody.takesBodyInPlace(request)) request.setBody(body)
     else forwarded = withBody(request, body)
     const handled = run(admitted.principal, forwarded)
     const key = request.headers[IdempotencyKeyHeader]
@@ -295,7 +295,7 @@ export const make: Effect.Effect<
     return handled
   }
 
-  const refuseBody = (read: NodeRequest.BodyRead, maxBodyBytes: number): HttpServerResponse.HttpServerResponse | undefined => {
+  const refuseBody = (read: NodeBody.BodyRead, maxBodyBytes: number): HttpServerResponse.HttpServerResponse | undefined => {
     switch (read._tag) {
       case "Read":
         return undefined
@@ -323,8 +323,8 @@ export const make: Effect.Effect<
     if (body !== undefined) return forward(request, admitted, run, body)
     if (!hasBody(request.headers)) return forward(request, admitted, run, emptyBody)
     const maxBodyBytes = admitted.maxBodyBytes
-    const read = request instanceof NodeRequest.LocalRequest
-      ? NodeRequest.readNodeBody(request.source, maxBodyBytes)
+    const read = NodeBody.takesBodyInPlace(request)
+      ? NodeBody.readNodeBody(request.source, maxBodyBytes)
       : readGenericBody(request, maxBodyBytes)
     return Effect.flatMap(read, (result) => {
       const refusal = refuseBody(result, maxBodyBytes)

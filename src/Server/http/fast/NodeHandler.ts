@@ -45,7 +45,8 @@ import * as ErrorResponse from "../ErrorResponse.js"
 import * as SelfDelivery from "../SelfDelivery.js"
 import { FaultInjection } from "../../pipeline/FaultInjection.js"
 import { LocalServiceConfig } from "../../LocalServiceConfig.js"
-import { hasBody, LocalRequest, readNodeBodyThen } from "./NodeRequest.js"
+import { hasBody, readNodeBodyThen } from "../../pipeline/NodeBody.js"
+import { LocalRequest } from "./NodeRequest.js"
 import * as RequestPipeline from "../../pipeline/RequestPipeline.js"
 
 /** A Node `request` listener. */

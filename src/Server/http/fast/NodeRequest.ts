@@ -4,7 +4,9 @@
  * `urlParamsBody`, `stream`) to the contract's decoders and handlers.
  *
  * Per request it reads Node's header object once (Node builds it lazily on first access) and allocates nothing else
- * until asked; it is the one request object of the request: no wrapper is made when the body arrives.
+ * until asked; it is the one request object of the request: no wrapper is made when the body arrives. It is a
+ * `NodeBody.BodyInPlace`: the request pipeline reads the body from `source` with NodeBody.ts's readers and hands it
+ * over with `setBody`.
  *
  * Source: docs/decisions/0002-what-the-fast-paths-save.md (the body read once, no repeated header copies); ../shared/notes/effect-3.22.md
  * ("Reading the body twice").
@@ -22,61 +24,19 @@ import {
 } from "@effect/platform"
 import { Effect, Inspectable, Option, Stream } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { MalformedJsonBody, notUtf8Reason } from "../ErrorResponse.js"
+import { MalformedJsonBody } from "../ErrorResponse.js"
+import { BodyInPlaceTypeId, type BodyInPlace, bodyText, jsonBodyText, parseJsonBody } from "../../pipeline/NodeBody.js"
 
 const emptyBody = new Uint8Array(0)
 
-/** The UTF-8 text of a body, without a leading byte order mark (as `TextDecoder` reads it). */
-export const bodyText = (bytes: Uint8Array): string => {
-  if (bytes.byteLength === 0) return ""
-  const text = (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString(
-    "utf8"
-  )
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
-}
-
-const utf8Decoder = new TextDecoder("utf-8", { fatal: true })
-
-/**
- * The text of a JSON body, without a leading byte order mark; throws {@link MalformedJsonBody} ({@link notUtf8Reason})
- * when the bytes are not UTF-8, instead of reading U+FFFD in their place (the request pipeline refuses such a body
- * first, naming its field; this keeps every JSON read strict). Source: docs/ASSUMPTIONS.md "Text fields".
- *
- * @since 0.1.0
- * @category body
- */
-export const jsonBodyText = (bytes: Uint8Array): string => {
-  if (bytes.byteLength === 0) return ""
-  try {
-    return utf8Decoder.decode(bytes)
-  } catch {
-    throw new MalformedJsonBody({ reason: notUtf8Reason })
-  }
-}
-
-/**
- * The JSON value of a body: `null` for an empty body; a body that is not UTF-8 or not JSON dies with
- * {@link MalformedJsonBody} (ErrorResponse.ts answers it with a 400 that does not quote the body).
- *
- * @since 0.1.0
- * @category body
- */
-export const parseJsonBody = (bytes: Uint8Array): Effect.Effect<unknown> => {
-  try {
-    const text = jsonBodyText(bytes)
-    return Effect.succeed(text === "" ? null : JSON.parse(text) as unknown)
-  } catch (error) {
-    return Effect.die(error instanceof MalformedJsonBody ? error : new MalformedJsonBody({ reason: (error as Error).message }))
-  }
-}
-
 /**
  * One request of the Node handler. `headers` is Node's header object (lowercase names), read once. The body is set
- * by the request pipeline with {@link LocalRequest.setBody} once it is read; before that, reading it here fails with
+ * by the request pipeline with {@link LocalRequest.setBody} once it is read (a `NodeBody.BodyInPlace`); before that, reading it here fails with
  * a `RequestError` (the pipeline always reads it first).
  */
-export class LocalRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest {
+export class LocalRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest, BodyInPlace {
   readonly [HttpServerRequest.TypeId]: HttpServerRequest.TypeId = HttpServerRequest.TypeId
+  readonly [BodyInPlaceTypeId]: typeof BodyInPlaceTypeId = BodyInPlaceTypeId
   readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
   readonly method: HttpMethod.HttpMethod
   private body: Uint8Array | undefined
@@ -215,86 +175,3 @@ export class LocalRequest extends Inspectable.Class implements HttpServerRequest
     })
   }
 }
-
-/** The outcome of reading a body: the bytes, more than the limit (read to the end and dropped), or a failure. */
-export type BodyRead =
-  | { readonly _tag: "Read"; readonly bytes: Uint8Array }
-  | { readonly _tag: "TooLarge" }
-  | { readonly _tag: "Failed"; readonly message: string }
-
-/**
- * One body being read from a Node request: collects the chunks, then resumes `resume` once, and takes its listeners
- * off the request (a request keeps its listeners, and what they hold, as long as Node keeps the request, which
- * would keep every object of the request alive through young-generation collections). A class with bound
- * methods: no closures named per request.
- */
-class BodyReader {
-  chunks: Array<Buffer> = []
-  size = 0
-  done = false
-  readonly onData = this.data.bind(this)
-  readonly onEnd = this.end.bind(this)
-  readonly onError = this.error.bind(this)
-  readonly onClose = this.close.bind(this)
-
-  constructor(
-    readonly source: IncomingMessage,
-    readonly maxBytes: number,
-    readonly then: (read: BodyRead) => void
-  ) {
-    source.on("data", this.onData)
-    source.on("end", this.onEnd)
-    source.on("error", this.onError)
-    source.on("close", this.onClose)
-  }
-
-  private data(chunk: Buffer): void {
-    this.size += chunk.byteLength
-    if (this.size <= this.maxBytes) this.chunks.push(chunk)
-    else this.chunks = []
-  }
-
-  private settle(read: BodyRead): void {
-    if (this.done) return
-    this.done = true
-    this.chunks = []
-    this.source.off("data", this.onData)
-    this.source.off("end", this.onEnd)
-    this.source.off("error", this.onError)
-    this.source.off("close", this.onClose)
-    this.then(read)
-  }
-
-  private end(): void {
-    if (this.size > this.maxBytes) return this.settle({ _tag: "TooLarge" })
-    const chunks = this.chunks
-    const bytes = chunks.length === 1 ? chunks[0] : chunks.length === 0 ? emptyBody : Buffer.concat(chunks, this.size)
-    this.settle({ _tag: "Read", bytes })
-  }
-
-  private error(error: Error): void {
-    this.settle({ _tag: "Failed", message: error.message })
-  }
-
-  private close(): void {
-    this.settle({ _tag: "Failed", message: "the connection closed before the end of the body" })
-  }
-}
-
-/**
- * Reads the whole body of a Node request, at most `maxBytes`: a body with `Content-Length` (already checked against
- * the limit; Node's parser enforces the length) is kept as it arrives; a chunked body is counted as it arrives and,
- * once over the limit, read to its end and dropped (`TooLarge`), so the client still gets an answer instead of a
- * dropped connection. A connection closed or failing before the end is `Failed` (so an interrupted request, whose
- * client left, also ends here).
- */
-export const readNodeBody = (source: IncomingMessage, maxBytes: number): Effect.Effect<BodyRead> =>
-  Effect.async<BodyRead>((resume) => void new BodyReader(source, maxBytes, (read) => resume(Effect.succeed(read))))
-
-/** {@link readNodeBody} without an effect: `then` is called once with the outcome. */
-export const readNodeBodyThen = (source: IncomingMessage, maxBytes: number, then: (read: BodyRead) => void): void =>
-  void new BodyReader(source, maxBytes, then)
-
-/** True when a request declares a body: a `Content-Length` other than 0, or a `Transfer-Encoding`. */
-export const hasBody = (headers: Headers.Headers): boolean =>
-  headers["content-length"] !== undefined ? headers["content-length"] !== "0" : headers["transfer-encoding"] !== undefined
