@@ -1,7 +1,7 @@
 /**
  * Every request has a `Scope` of its own on both serving paths, as `HttpServer.serve` gives it: without one, a
  * handler using `Effect.addFinalizer` answers 500 (docs/decisions/0002-what-the-fast-paths-save.md). A one-endpoint
- * contract whose handler adds a finalizer is served by the fast path (NodeHandler.ts over ContractRoutes.ts) and by
+ * contract whose handler adds a finalizer is served by the fast path (NodeHandler.ts over ContractRoutes.ts, the groups built with HandlerGroups.ts) and by
  * the stock path (PlatformServer.ts), behind the real request pipeline: both answer 200 and run the finalizer once
  * per request.
  */
@@ -12,7 +12,7 @@ import { Effect, Layer, Ref, Schema } from "effect"
 import { createServer } from "node:http"
 import { Authorization } from "../../src/Contract/Api.js"
 import { NodeHttpClient } from "@effect/platform-node"
-import * as ContractRoutes from "../../src/Server/http/fast/ContractRoutes.js"
+import * as HandlerGroups from "../../src/Server/http/HandlerGroups.js"
 import * as LocalService from "../../src/Server/LocalService.js"
 import * as NodeHandler from "../../src/Server/http/fast/NodeHandler.js"
 import * as NodeListen from "../../src/Server/http/fast/NodeListen.js"
@@ -27,7 +27,7 @@ class ProbeApi extends HttpApi.make("probe").add(ProbeGroup).middleware(Authoriz
 /** Finalizers run so far. */
 class Finalized extends Effect.Service<Finalized>()("test/Finalized", { effect: Ref.make(0) }) {}
 
-const probeGroup = ContractRoutes.group(ProbeApi, "probe", (handlers) =>
+const probeGroup = HandlerGroups.group(ProbeApi, "probe", (handlers) =>
   Effect.gen(function*() {
     const finalized = yield* Finalized
     return handlers.handle("probe", () =>
@@ -46,12 +46,12 @@ const fast = Layer.scoped(HttpServer.HttpServer, Effect.gen(function*() {
   const listener = yield* NodeHandler.make({ fixed: new Map(), pages: new Map(), prefix: "/_local/", app: () => Effect.dieMessage("unused") })
   server.on("request", listener)
   return yield* NodeListen.make(() => server, { host: "127.0.0.1", port: 0 })
-})).pipe(Layer.provide(probeApi), Layer.provide([HttpApiBuilder.Router.Live, ContractRoutes.Registry.layer]))
+})).pipe(Layer.provide(probeApi), Layer.provide([HttpApiBuilder.Router.Live, HandlerGroups.Registry.layer]))
 
 const platform = PlatformServer.layerHttp({ openApi: new Uint8Array(), pages: new Map(), local: Effect.succeed(() => Effect.dieMessage("unused")) })
   .pipe(
     Layer.provide(probeApi),
-    Layer.provide([HttpApiBuilder.Router.Live, ContractRoutes.Registry.layer]),
+    Layer.provide([HttpApiBuilder.Router.Live, HandlerGroups.Registry.layer]),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
   )
 

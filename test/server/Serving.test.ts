@@ -11,6 +11,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import * as http from "node:http"
 import * as ContractRoutes from "../../src/Server/http/fast/ContractRoutes.js"
+import * as HandlerGroups from "../../src/Server/http/HandlerGroups.js"
 import * as FaultInjection from "../../src/Server/pipeline/FaultInjection.js"
 import * as LocalService from "../../src/Server/LocalService.js"
 import * as NodeListen from "../../src/Server/http/fast/NodeListen.js"
@@ -93,7 +94,7 @@ describe("the contract's routes", () => {
       expect(contract.routes.length).toBe(Routes.routes.length)
     }).pipe(
       Effect.provide(
-        Layer.provideMerge(LocalService.apiLayer, Layer.merge(HttpApiBuilder.Router.Live, ContractRoutes.Registry.layer)).pipe(
+        Layer.provideMerge(LocalService.apiLayer, Layer.merge(HttpApiBuilder.Router.Live, HandlerGroups.Registry.layer)).pipe(
           Layer.provideMerge(LocalService.layerServices(Harness.seed)),
           Layer.provide(NodeHttpClient.layerUndici)
         )

@@ -15,21 +15,21 @@ import { AppId, mint } from "../../Domain/Ids.js"
 import { actingOrganization } from "../boxes/BoxAccess.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as Quotas from "../Quotas.js"
-import * as ContractRoutes from "../http/fast/ContractRoutes.js"
+import * as HandlerGroups from "../http/HandlerGroups.js"
 import { type AppRecord, Apps } from "../state/Repositories.js"
 
 /** The App object of each stored record (records are replaced, never changed in place). */
 const appsOfRecords = new WeakMap<AppRecord, App>()
 
 /**
- * The App object of a stored app, built once per record and registered with `ContractRoutes.encodeOnce`, so that
+ * The App object of a stored app, built once per record and registered with `HandlerGroups.encodeOnce`, so that
  * `POST /apps/find` (called on every start of every client) encodes each app once. The record was validated when it
  * was stored, so the class is built without validating it again (the contract's encoder still checks the answer).
  */
 export const toApp = (record: AppRecord): App => {
   let app = appsOfRecords.get(record)
   if (app === undefined) {
-    app = ContractRoutes.encodeOnce(
+    app = HandlerGroups.encodeOnce(
       new App({ id: AppId.make(record.id, true), name: record.name, created_at: record.createdAt }, true)
     )
     appsOfRecords.set(record, app)
@@ -38,7 +38,7 @@ export const toApp = (record: AppRecord): App => {
 }
 
 /** The apps handlers. */
-export const layer = ContractRoutes.group(BoxServiceApi, "apps", (handlers) =>
+export const layer = HandlerGroups.group(BoxServiceApi, "apps", (handlers) =>
   Effect.gen(function*() {
     const apps = yield* Apps
     const config = yield* LocalServiceConfig

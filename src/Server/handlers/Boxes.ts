@@ -20,7 +20,7 @@ import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as Quotas from "../Quotas.js"
 import { baseImageOf, baseImages, BoxRuntime } from "../boxes/BoxRuntime.js"
 import * as ListenerPolicy from "../boxes/ListenerPolicy.js"
-import * as ContractRoutes from "../http/fast/ContractRoutes.js"
+import * as HandlerGroups from "../http/HandlerGroups.js"
 import {
   Apps,
   type BoxRecord,
@@ -75,7 +75,7 @@ const baseImageSpecs: Readonly<Record<string, Box.ImageSpec>> = Object.fromEntri
 )
 
 /** The boxes handlers. */
-export const layer = ContractRoutes.group(BoxServiceApi, "boxes", (handlers) =>
+export const layer = HandlerGroups.group(BoxServiceApi, "boxes", (handlers) =>
   Effect.gen(function*() {
     const boxes = yield* Boxes
     const apps = yield* Apps

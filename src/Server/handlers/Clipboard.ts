@@ -15,7 +15,7 @@ import * as Quotas from "../Quotas.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { operate } from "../boxes/BoxAccess.js"
-import * as ContractRoutes from "../http/fast/ContractRoutes.js"
+import * as HandlerGroups from "../http/HandlerGroups.js"
 import { Boxes } from "../state/Repositories.js"
 
 
@@ -26,7 +26,7 @@ export const clipboardMediaType = (contentType: string | undefined): string | un
 }
 
 /** The clipboard handlers. */
-export const layer = ContractRoutes.group(BoxServiceApi, "clipboard", (handlers) =>
+export const layer = HandlerGroups.group(BoxServiceApi, "clipboard", (handlers) =>
   Effect.gen(function*() {
     const boxes = yield* Boxes
     const config = yield* LocalServiceConfig

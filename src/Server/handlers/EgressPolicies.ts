@@ -16,7 +16,7 @@ import { EgressPolicyId, mint } from "../../Domain/Ids.js"
 import { requireOrganization } from "../boxes/BoxAccess.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as Quotas from "../Quotas.js"
-import * as ContractRoutes from "../http/fast/ContractRoutes.js"
+import * as HandlerGroups from "../http/HandlerGroups.js"
 import { EgressPolicies, type PolicyRecord } from "../state/Repositories.js"
 
 /** The Egress policy object of a stored policy. */
@@ -31,7 +31,7 @@ export const toPolicy = (record: PolicyRecord): EgressPolicy =>
   })
 
 /** The egress-policies handlers. */
-export const layer = ContractRoutes.group(BoxServiceApi, "egressPolicies", (handlers) =>
+export const layer = HandlerGroups.group(BoxServiceApi, "egressPolicies", (handlers) =>
   Effect.gen(function*() {
     const policies = yield* EgressPolicies
     const config = yield* LocalServiceConfig

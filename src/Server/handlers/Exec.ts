@@ -11,11 +11,11 @@ import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { operate } from "../boxes/BoxAccess.js"
-import * as ContractRoutes from "../http/fast/ContractRoutes.js"
+import * as HandlerGroups from "../http/HandlerGroups.js"
 import { Boxes } from "../state/Repositories.js"
 
 /** The exec handlers. */
-export const layer = ContractRoutes.group(BoxServiceApi, "exec", (handlers) =>
+export const layer = HandlerGroups.group(BoxServiceApi, "exec", (handlers) =>
   Effect.gen(function*() {
     const boxes = yield* Boxes
     return handlers.handle("resize", ({ headers, path, payload, urlParams }) =>

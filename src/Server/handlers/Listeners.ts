@@ -21,7 +21,7 @@ import { Principal } from "../../Contract/Principal.js"
 import { BoxId } from "../../Domain/Ids.js"
 import { operate } from "../boxes/BoxAccess.js"
 import * as ListenerPolicy from "../boxes/ListenerPolicy.js"
-import * as ContractRoutes from "../http/fast/ContractRoutes.js"
+import * as HandlerGroups from "../http/HandlerGroups.js"
 import { EgressPolicies, type BoxRecord, Boxes, type ListenerRecord, TcpAddresses } from "../state/Repositories.js"
 import { toListener } from "./Boxes.js"
 
@@ -29,7 +29,7 @@ const notPublished = (box: BoxRecord, port: number) =>
   ApiError.make.notFound(`Port ${port} is not published on box ${box.id}.`, "guest_port")
 
 /** The listeners handlers. */
-export const layer = ContractRoutes.group(BoxServiceApi, "listeners", (handlers) =>
+export const layer = HandlerGroups.group(BoxServiceApi, "listeners", (handlers) =>
   Effect.gen(function*() {
     const boxes = yield* Boxes
     const tcpAddresses = yield* TcpAddresses

@@ -14,7 +14,7 @@ import { Secret } from "../../Domain/Secret.js"
 import { requireOrganization } from "../boxes/BoxAccess.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as Quotas from "../Quotas.js"
-import * as ContractRoutes from "../http/fast/ContractRoutes.js"
+import * as HandlerGroups from "../http/HandlerGroups.js"
 import { type SecretRecord, Secrets } from "../state/Repositories.js"
 
 /** The Secret object of each stored record (records are replaced, never changed in place). */
@@ -22,13 +22,13 @@ const secretsOfRecords = new WeakMap<SecretRecord, Secret>()
 
 /**
  * The Secret object of a stored secret: exactly its four fields, never the value. Built once per record and
- * registered with `ContractRoutes.encodeOnce` (each record is encoded once). The record was validated when it was
+ * registered with `HandlerGroups.encodeOnce` (each record is encoded once). The record was validated when it was
  * stored, so it is not validated again here (the contract's encoder checks the answer).
  */
 export const toSecret = (record: SecretRecord): Secret => {
   let secret = secretsOfRecords.get(record)
   if (secret === undefined) {
-    secret = ContractRoutes.encodeOnce(new Secret(
+    secret = HandlerGroups.encodeOnce(new Secret(
       { org_id: record.orgId, name: record.name, created_at: record.createdAt, updated_at: record.updatedAt },
       true
     ))
@@ -38,7 +38,7 @@ export const toSecret = (record: SecretRecord): Secret => {
 }
 
 /** The secrets handlers. */
-export const layer = ContractRoutes.group(BoxServiceApi, "secrets", (handlers) =>
+export const layer = HandlerGroups.group(BoxServiceApi, "secrets", (handlers) =>
   Effect.gen(function*() {
     const secrets = yield* Secrets
     const config = yield* LocalServiceConfig

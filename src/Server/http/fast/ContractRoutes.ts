@@ -4,9 +4,10 @@
  *
  * `HttpApiBuilder.group` turns each handler into a route that, per request, runs a generator over the path, payload,
  * header and query decoders, merges the group's whole service context into the request's, and looks the success
- * schema's status and encoding up in its annotations (for each answer). A group built with {@link group} (same
- * signature) is still registered with `HttpApiBuilder` as usual (the types check that every endpoint is handled, and
- * the routes exist for any other server), and its handlers are also recorded in the {@link Registry}; {@link routes}
+ * schema's status and encoding up in its annotations (for each answer). A group built with `HandlerGroups.group`
+ * (src/Server/http/HandlerGroups.ts, neutral to the serving path) is still registered with `HttpApiBuilder` as usual
+ * (the types check that every endpoint is handled, and the stock path serves those routes), and its handlers are also
+ * recorded in the `HandlerGroups.Registry` the fast path provides; {@link routes}
  * then compiles each of those endpoints once: the same decoders (the contract's schemas, applied in the same order
  * as `HttpApiBuilder`: path, payload, headers, query; synchronously when the body is in memory and the schema
  * allows it, no effect per step), the same handler, the same encoder (synchronous too, a JSON answer written to a
@@ -24,11 +25,9 @@
  * @since 0.1.0
  */
 import {
-  type HttpApi,
   HttpApiBuilder,
   HttpApiError,
   type HttpApiEndpoint,
-  type HttpApiGroup,
   HttpApiSchema,
   HttpMethod,
   HttpRouter,
@@ -38,70 +37,11 @@ import {
   HttpServerResponse,
   UrlParams
 } from "@effect/platform"
-import { Chunk, Context, Effect, Either, Exit, Layer, Option, ParseResult, Schema, type Scope, Tracer } from "effect"
+import { Chunk, Context, Effect, Either, Exit, Option, ParseResult, Schema, Tracer } from "effect"
 import * as FindMyWay from "find-my-way-ts"
+import * as HandlerGroups from "../HandlerGroups.js"
 import { LocalRequest } from "./NodeRequest.js"
 import * as QueryParams from "./QueryParams.js"
-
-/** One group built with {@link group}: its handlers and the services it was built with. */
-export interface Registration {
-  readonly group: HttpApiGroup.HttpApiGroup.AnyWithProps
-  readonly items: ReadonlyArray<HttpApiBuilder.Handlers.Item<any, any>>
-  readonly context: Context.Context<never>
-}
-
-/** The groups built with {@link group} in this service (one registry per service instance). */
-export class Registry extends Context.Tag("boxkit/server/ContractRoutes/Registry")<Registry, {
-  readonly add: (registration: Registration) => void
-  readonly all: () => ReadonlyArray<Registration>
-}>() {
-  /** An empty registry. */
-  static readonly layer = Layer.sync(Registry, () => {
-    const registrations: Array<Registration> = []
-    return {
-      add: (registration) => {
-        registrations.push(registration)
-      },
-      all: () => registrations
-    }
-  })
-}
-
-/**
- * `HttpApiBuilder.group`, recording the group's handlers and services in the {@link Registry} when one is in
- * context (else exactly `HttpApiBuilder.group`).
- */
-export const group = <
-  ApiId extends string,
-  Groups extends HttpApiGroup.HttpApiGroup.Any,
-  ApiError,
-  ApiR,
-  const Name extends HttpApiGroup.HttpApiGroup.Name<Groups>,
-  Return
->(
-  api: HttpApi.HttpApi<ApiId, Groups, ApiError, ApiR>,
-  groupName: Name,
-  build: (
-    handlers: HttpApiBuilder.Handlers.FromGroup<ApiError, ApiR, HttpApiGroup.HttpApiGroup.WithName<Groups, Name>>
-  ) => HttpApiBuilder.Handlers.ValidateReturn<Return>
-): Layer.Layer<
-  HttpApiGroup.ApiGroup<ApiId, Name>,
-  HttpApiBuilder.Handlers.Error<Return>,
-  Exclude<HttpApiBuilder.Handlers.Context<Return> | HttpApiGroup.HttpApiGroup.MiddlewareWithName<Groups, Name>, Scope.Scope>
-> =>
-  HttpApiBuilder.group(api, groupName, (handlers) => {
-    const result: unknown = build(handlers)
-    const built = (Effect.isEffect(result) ? result : Effect.succeed(result)) as Effect.Effect<
-      HttpApiBuilder.Handlers<unknown, unknown, HttpApiEndpoint.HttpApiEndpoint.Any>
-    >
-    const recorded = Effect.tap(built, (handled) =>
-      Effect.flatMap(Effect.serviceOption(Registry), (registry) =>
-        Option.isNone(registry) ? Effect.void : Effect.map(Effect.context<never>(), (context) =>
-          registry.value.add({ group: handled.group, items: Chunk.toReadonlyArray(handled.handlers), context }))))
-    // The same handlers `build` returned, with the same requirements (the registry is optional): only the types of
-    // `HttpApiBuilder.group`'s callback cannot say so for a generic `Return`.
-    return recorded as unknown as HttpApiBuilder.Handlers.ValidateReturn<Return>
-  })
 
 /** The key of an endpoint among routes: method and path. */
 const keyOf = (method: string, path: string) => `${method} ${path}`
@@ -125,24 +65,11 @@ const decoder = (schema: Schema.Schema.Any): Decoder => ({
 
 const decodeFailure = (error: ParseResult.ParseError) => HttpApiError.HttpApiDecodeError.refailParseError(error)
 
-/** The values registered with {@link encodeOnce}. */
-const encodedOnce = new WeakSet<object>()
-
-/**
- * Registers `value`, an answer a handler will return again and again unchanged (e.g. the object of a stored record,
- * built once per record), so that each compiled endpoint encodes it once and answers it from then on with the same
- * bytes, for as long as the value lives. The value must never change afterwards. Returns `value`.
- */
-export const encodeOnce = <A extends object>(value: A): A => {
-  encodedOnce.add(value)
-  return value
-}
-
 /**
  * The encoder of an endpoint's answer, or undefined when it has several success schemas (not compiled): the
  * status, content type and emptiness are read from the contract once; the value is encoded synchronously when the
  * schema can (else with its effectful encoder); a JSON answer is written to a buffer from Node's pool. A value
- * registered with {@link encodeOnce} is encoded on its first answer only.
+ * registered with `HandlerGroups.encodeOnce` is encoded on its first answer only.
  */
 const successEncoder = (
   endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
@@ -188,11 +115,11 @@ const successEncoder = (
     if (needsEffect(encoded.left)) return Effect.flatMap(encodeEffect(value), toResponse)
     return Effect.fail(new ParseResult.ParseError({ issue: encoded.left }))
   }
-  // The answers of values registered with encodeOnce: the successful `Exit` holding the response (immutable), with
+  // The answers of values registered with HandlerGroups.encodeOnce: the successful `Exit` holding the response (immutable), with
   // its body copied out of Node's shared pool so that it does not keep a pool slab alive.
   const answers = new WeakMap<object, Effect.Effect<HttpServerResponse.HttpServerResponse, ParseResult.ParseError>>()
   return (value) => {
-    if (typeof value !== "object" || value === null || !encodedOnce.has(value)) return encode(value)
+    if (!HandlerGroups.isEncodedOnce(value)) return encode(value)
     const known = answers.get(value)
     if (known !== undefined) return known
     const answer = encode(value)
@@ -383,18 +310,18 @@ export const compile = (item: HttpApiBuilder.Handlers.Item<any, any>): HttpRoute
 /** The routes of the contract and the services the compiled ones need in the context of each request. */
 export interface ContractRoutes {
   readonly routes: ReadonlyArray<HttpRouter.Route<unknown, unknown>>
-  /** Every service of the groups built with {@link group}: the base of each request's context. */
+  /** Every service of the groups built with `HandlerGroups.group`: the base of each request's context. */
   readonly services: Context.Context<never>
   /** `group.endpoint` names of the compiled endpoints (the others run `HttpApiBuilder`'s route). */
   readonly compiled: ReadonlyArray<string>
 }
 
 /**
- * The routes of the contract: the compiled route of every endpoint of the groups in the {@link Registry} that
+ * The routes of the contract: the compiled route of every endpoint of the groups in the `HandlerGroups.Registry` that
  * compiles, `HttpApiBuilder`'s route (from `HttpApiBuilder.Router`) for every other one.
  */
-export const routes: Effect.Effect<ContractRoutes, never, Registry | HttpApiBuilder.Router> = Effect.gen(function*() {
-  const registry = yield* Registry
+export const routes: Effect.Effect<ContractRoutes, never, HandlerGroups.Registry | HttpApiBuilder.Router> = Effect.gen(function*() {
+  const registry = yield* HandlerGroups.Registry
   const platform = yield* HttpApiBuilder.Router.router
   const compiledRoutes: Array<HttpRouter.Route<unknown, never>> = []
   const compiledKeys = new Set<string>()
