@@ -20,6 +20,7 @@ import * as DemoSeed from "../Server/state/DemoSeed.js"
 import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
 import { noFaults } from "../Server/LocalServiceConfig.js"
 import * as LocalService from "../Server/LocalService.js"
+import * as ServingPaths from "../Server/ServingPaths.js"
 import * as Admission from "../Server/pipeline/Admission.js"
 import * as Seed from "../Server/state/Seed.js"
 import * as UpstreamModel from "../Server/responses/UpstreamModel.js"
@@ -76,11 +77,12 @@ const faultsSeed = Options.integer("faults-seed").pipe(
   Options.withDescription("Seed of the injected faults: the same seed draws the same sequence of faults.")
 )
 
-const server = Options.choice("server", ["fast", "platform"]).pipe(
-  Options.withDefault("fast" as const),
+const server = Options.choice("server", ServingPaths.names).pipe(
+  Options.withDefault(ServingPaths.registry.defaultPath),
   Options.withDescription(
-    "Serving path: fast (the service's own Node handler) or platform (Effect's HttpApiBuilder and " +
-      "HttpServer.serve). Both answer the same (docs/ASSUMPTIONS.md, \"Serving\")."
+    "Serving path: " +
+      ServingPaths.names.map((name) => `${name} (${ServingPaths.registry.paths[name].description})`).join(" or ") +
+      "." + (ServingPaths.names.length > 1 ? " Both answer the same (docs/ASSUMPTIONS.md, \"Serving\")." : "")
   )
 )
 
@@ -236,7 +238,7 @@ export const serve = (options: {
       const context = yield* Layer.build(LocalService.layerNode(loaded, {
         host: options.host,
         port: options.port,
-        server: options.server ?? "fast",
+        server: options.server ?? ServingPaths.registry.defaultPath,
         exposeLocalRoutes: options.exposeLocalRoutes,
         settings: {
           newOrgInFlightCap: options.newOrgInFlightCap,

@@ -1,8 +1,9 @@
 /**
  * The local box service: the contract's handlers, the request pipeline, the simulated runtime, the Responses engine,
- * webhooks and the inspection routes, composed into layers, and served over HTTP: `@effect/platform-node` listens and
- * closes, NodeHandler.ts answers each request (the contract's routes compiled by ContractRoutes.ts behind the request
- * pipeline; a server span per request only with `LocalServiceConfig.requestTracing`).
+ * webhooks and the inspection routes, composed into layers, and served over HTTP by one of the serving paths of
+ * ServingPaths.ts (`fast`, the default, or `platform`; docs/decisions/0001-two-serving-paths.md), which listens on
+ * the Node server made here and answers every request (a server span per request only with
+ * `LocalServiceConfig.requestTracing`). This module names no serving path itself.
  *
  * Routes outside `/v1` (docs/ASSUMPTIONS.md): `GET /openapi.json` (the contract's OpenAPI document), `GET /docs`
  * (the API reference over it, DocsPage.ts),
@@ -22,7 +23,6 @@ import { Authorization, BoxServiceApi, openApiDocument } from "../Contract/Api.j
 import { currentPrincipal, Principal } from "../Contract/Principal.js"
 import { normalize, PolicyDocument } from "../Domain/EgressPolicy.js"
 import * as BoxRuntime from "./boxes/BoxRuntime.js"
-import * as ContractRoutes from "./http/fast/ContractRoutes.js"
 import * as DocsPage from "./http/DocsPage.js"
 import * as ErrorResponse from "./http/ErrorResponse.js"
 import * as RecentRequests from "./http/RecentRequests.js"
@@ -37,11 +37,9 @@ import * as ResponsesHandlers from "./handlers/Responses.js"
 import * as SecretsHandlers from "./handlers/Secrets.js"
 import * as LanguageModel from "./responses/LanguageModel.js"
 import { defaults, LocalServiceConfig, type LocalServiceSettings } from "./LocalServiceConfig.js"
-import * as NodeHandler from "./http/fast/NodeHandler.js"
-import * as NodeListen from "./http/fast/NodeListen.js"
 import * as StartingAnswer from "./http/StartingAnswer.js"
-import * as PlatformServer from "./http/platform/PlatformServer.js"
-import * as NodeRequest from "./http/fast/NodeRequest.js"
+import type * as ServingPath from "./http/ServingPath.js"
+import * as ServingPaths from "./ServingPaths.js"
 import * as Repositories from "./state/Repositories.js"
 import * as Admission from "./pipeline/Admission.js"
 import * as ResponseEngine from "./responses/ResponseEngine.js"
@@ -51,8 +49,8 @@ import * as WebhookDelivery from "./responses/WebhookDelivery.js"
 
 /**
  * The contract's bearer middleware: hands the caller resolved by the request pipeline to the handlers of routes that
- * `HttpApiBuilder` runs: from the request's context, where the Node handler (NodeHandler.ts) put it, else from
- * `currentPrincipal`, where `RequestPipeline.middleware` put it. The Node handler's compiled routes do not run it.
+ * `HttpApiBuilder` runs: from the request's context, where a serving path that resolves the caller before routing
+ * put it (the fast path's NodeHandler.ts), else from `currentPrincipal`, where `RequestPipeline.middleware` put it.
  *
  * @since 0.1.0
  * @category Layers
@@ -67,8 +65,8 @@ export const authorizationLayer = Layer.succeed(Authorization, {
 })
 
 /**
- * The contract with every group's handlers (`HttpApi.Api`); the groups register their routes in
- * `HttpApiBuilder.Router`, which the caller provides (NodeHandler.ts dispatches them).
+ * The contract with every group's handlers (`HttpApi.Api`, the groups built with `HandlerGroups.group`); the groups
+ * register their routes in `HttpApiBuilder.Router`, which the serving path provides.
  *
  * @since 0.1.0
  * @category Layers
@@ -152,32 +150,21 @@ export const pages: ReadonlyMap<string, Effect.Effect<HttpServerResponse.HttpSer
 ])
 
 /**
- * The routes beside `/v1` on the fast path: `/openapi.json` (encoded once) and `/_local/*` (see {@link localRoutes};
- * the body is read here, at most 1 MiB).
+ * What every serving path serves (`ServingPath.Routes`): the contract ({@link apiLayer}), `/openapi.json`
+ * ({@link openApiJson}), the {@link pages} and `/_local/*` (see {@link localRoutes}).
  *
  * @since 0.1.0
  * @category Constructors
  */
-export const extraRoutes = (options: AppOptions = {}) =>
-  Effect.map(localRoutes(options), (local) => {
-    const extra: NodeHandler.ExtraRoutes = {
-      fixed: new Map([["/openapi.json", {
-        body: openApiJson(),
-        contentType: "application/json"
-      }]]),
-      pages,
-      prefix: "/_local/",
-      app: (request, path) =>
-        Effect.flatMap(NodeRequest.readNodeBody((request as NodeRequest.LocalRequest).source, 1024 * 1024), (read) => {
-          if (read._tag !== "Read") {
-            return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.invalidRequest("Request body could not be read.")))
-          }
-          ;(request as NodeRequest.LocalRequest).setBody(read.bytes)
-          return local(request, path)
-        })
-    }
-    return extra
-  })
+export const routes = (options: AppOptions = {}): ServingPath.Routes<
+  | Exclude<Layer.Layer.Context<typeof apiLayer>, HttpApiBuilder.Router>
+  | Effect.Effect.Context<ReturnType<typeof localRoutes>>
+> => ({
+  api: apiLayer,
+  openApi: openApiJson(),
+  pages,
+  local: localRoutes(options)
+})
 
 /**
  * Options of the Responses area: the model behind it (default the deterministic local model; e.g.
@@ -242,37 +229,18 @@ export const layerServices = (
 export class NodeServer extends Context.Tag("boxkit/server/NodeServer")<NodeServer, Server>() {}
 
 /**
- * Serves the local service on the {@link NodeServer} in context: the contract's routes (as `HttpApiBuilder.group`
- * layers register them) behind the request pipeline, through NodeHandler.ts, plus {@link extraRoutes}.
- *
- * @since 0.1.0
- * @category Layers
- */
-export const layerHttp = (options: AppOptions = {}) =>
-  Layer.scopedDiscard(
-    Effect.gen(function*() {
-      const server = yield* NodeServer
-      const listener = yield* NodeHandler.make(yield* extraRoutes(options))
-      server.on("request", listener)
-      yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", listener)))
-    })
-  ).pipe(
-    Layer.provide(apiLayer),
-    Layer.provide([HttpApiBuilder.Router.Live, ContractRoutes.Registry.layer])
-  )
-
-/**
- * The two serving paths, one behaviour (docs/decisions/0001-two-serving-paths.md): `fast` (the default) answers
- * through NodeHandler.ts and the routes ContractRoutes.ts compiles; `platform` through `HttpApiBuilder.httpApp` behind
- * `HttpServer.serve` (PlatformServer.ts).
+ * The name of a serving path (ServingPaths.ts; docs/decisions/0001-two-serving-paths.md): `fast` (the default)
+ * answers through the service's own Node handler (src/Server/http/fast/); `platform` through
+ * `HttpApiBuilder.httpApp` behind `HttpServer.serve` (src/Server/http/platform/PlatformServer.ts).
  *
  * @since 0.1.0
  * @category Models
  */
-export type ServerKind = "fast" | "platform"
+export type ServerKind = ServingPaths.Name
 
 /**
- * Where to listen (port 0 picks a free port) and which serving path answers (default `fast`).
+ * Where to listen (port 0 picks a free port) and which serving path answers (default: ServingPaths.ts's
+ * `defaultPath`, `fast`).
  *
  * @since 0.1.0
  * @category Models
@@ -299,20 +267,8 @@ const makeNodeServer = (settings: Partial<LocalServiceSettings> = {}) => () => {
 }
 
 /**
- * The stock serving path (PlatformServer.ts) on `HttpServer`, with the contract and its router.
- *
- * @since 0.1.0
- * @category Layers
- */
-export const layerPlatformHttp = (options: AppOptions = {}) =>
-  PlatformServer.layerHttp({ openApi: openApiJson(), pages, local: localRoutes(options) }).pipe(
-    Layer.provide(apiLayer),
-    Layer.provide([HttpApiBuilder.Router.Live, ContractRoutes.Registry.layer])
-  )
-
-/**
  * The complete local service on Node: HTTP server on `host`:`port` (default 127.0.0.1, port 0), answered by the
- * `server` path (default `fast`), webhooks over undici, every service seeded from `seed`. Its `HttpServer` is in the
+ * `server` path (default `fast`; ServingPaths.ts), webhooks over undici, every service seeded from `seed`. Its `HttpServer` is in the
  * output, so its address can be read. Fails with `ServeError` when it cannot listen.
  *
  * @since 0.1.0
@@ -330,23 +286,12 @@ export const layerNode = (
   const nodeServer = Layer.sync(NodeServer, makeNodeServer(options.settings))
   // The inspection page's recent requests, from the Node server's own events: the same on both serving paths.
   const recording = Layer.scopedDiscard(Effect.flatMap(NodeServer, RecentRequests.recordFrom))
-  if (options.server === "platform") {
-    return Layer.merge(layerPlatformHttp(options), recording).pipe(
-      Layer.provideMerge(services),
-      // Imported when this path is chosen: the module loads the platform's undici client and `ws`, which the fast
-      // path (the default) does not need at start (docs/decisions/0002).
-      Layer.provideMerge(Layer.unwrapEffect(Effect.zipWith(
-        Effect.promise(() => import("@effect/platform-node/NodeHttpServer")),
-        NodeServer,
-        (NodeHttpServer, server) => NodeHttpServer.layer(() => server, at)
-      ))),
-      Layer.provideMerge(nodeServer),
-      Layer.provide(UndiciHttpClient.layer)
-    )
-  }
-  return Layer.merge(layerHttp(options), recording).pipe(
+  const path: ServingPath.ServingPath = ServingPaths.registry.paths[options.server ?? ServingPaths.registry.defaultPath]
+  const serving = Layer.unwrapEffect(Effect.map(NodeServer, (server) => path.serve(server, routes(options))))
+  const listening = Layer.unwrapEffect(Effect.map(NodeServer, (server) => path.listen(server, at)))
+  return Layer.merge(serving, recording).pipe(
     Layer.provideMerge(services),
-    Layer.provideMerge(Layer.unwrapEffect(Effect.map(NodeServer, (server) => NodeListen.layer(() => server, at)))),
+    Layer.provideMerge(listening),
     Layer.provideMerge(nodeServer),
     // Webhooks and the upstream model over the toolkit's lean undici HttpClient (connections reused, no per-request span).
     Layer.provide(UndiciHttpClient.layer)

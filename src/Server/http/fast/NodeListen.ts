@@ -17,12 +17,7 @@
 import { HttpServer, HttpServerError } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import type { Server } from "node:http"
-
-/** Where to listen: `host` (an address or a name) and `port` (0: a free port). */
-export interface ListenAt {
-  readonly host: string
-  readonly port: number
-}
+import type { ListenAt } from "../ServingPath.js"
 
 /** Listens on `server` (made by `evaluate` when the layer is built) and closes it with the scope. */
 export const make = (evaluate: () => Server, at: ListenAt) =>

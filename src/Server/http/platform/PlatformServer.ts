@@ -30,12 +30,8 @@ import { FaultInjection } from "../../pipeline/FaultInjection.js"
 import { LocalServiceConfig } from "../../LocalServiceConfig.js"
 import * as RequestPipeline from "../../pipeline/RequestPipeline.js"
 import * as SelfDelivery from "../SelfDelivery.js"
+import type * as ServingPath from "../ServingPath.js"
 
-/** A route app beside `/v1`: the request and its path without the query. */
-export type LocalRoutes = (
-  request: HttpServerRequest.HttpServerRequest,
-  path: string
-) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 
 /**
  * The contract's API-level middleware on this path: every failure of the contract (a typed API error, a schema
@@ -66,7 +62,7 @@ const envelope = (cause: Cause.Cause<unknown>) =>
 export const layerHttp = <R>(options: {
   readonly openApi: Uint8Array
   readonly pages: ReadonlyMap<string, Effect.Effect<HttpServerResponse.HttpServerResponse>>
-  readonly local: Effect.Effect<LocalRoutes, never, R>
+  readonly local: Effect.Effect<ServingPath.LocalRoutes, never, R>
 }) =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const config = yield* LocalServiceConfig
@@ -100,3 +96,28 @@ export const layerHttp = <R>(options: {
     // A server span per request only when asked for, as on the fast path (LocalServiceConfig.requestTracing).
     return config.requestTracing ? served : HttpMiddleware.withTracerDisabledWhen(served, () => true)
   })).pipe(Layer.provide(envelopeMiddleware))
+
+/** `@effect/platform-node`'s `NodeHttpServer`, imported when the stock path is chosen. */
+const nodeHttpServer = Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
+
+/**
+ * The stock serving path (`boxkit serve --server platform`): `NodeHttpServer.layerServer` of `@effect/platform-node`
+ * listens and {@link layerHttp} answers, with the contract built on its own `HttpApiBuilder.Router` and
+ * `NodeHttpServer.layerContext` (what `NodeHttpServer.layer` adds to the server). The module is imported when this
+ * path is chosen: it loads the platform's undici client and `ws`, which the fast path does not need at start
+ * (docs/decisions/0002-what-the-fast-paths-save.md).
+ *
+ * @since 0.1.0
+ * @category Serving paths
+ */
+export const servingPath: ServingPath.ServingPath = {
+  description: "Effect's HttpApiBuilder and HttpServer.serve",
+  listen: (server, at) =>
+    Layer.unwrapEffect(Effect.map(nodeHttpServer, (NodeHttpServer) => NodeHttpServer.layerServer(() => server, at))),
+  serve: (_server, routes) =>
+    Layer.unwrapEffect(Effect.map(nodeHttpServer, (NodeHttpServer) =>
+      layerHttp(routes).pipe(
+        Layer.provide(routes.api),
+        Layer.provide([HttpApiBuilder.Router.Live, NodeHttpServer.layerContext])
+      )))
+}
