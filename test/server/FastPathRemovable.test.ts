@@ -1,0 +1,123 @@
+/**
+ * The fast serving path is a removable adapter (docs/decisions/0001-two-serving-paths.md): a copy of `src` without
+ * src/Server/http/fast/, with src/Server/ServingPathsStock.ts in the place of src/Server/ServingPaths.ts (the one
+ * module that names the fast path), type-checks with the project's compiler settings, and its `boxkit serve` answers
+ * on the stock path: a box is created, read back, replayed under its Idempotency-Key, and an unknown box is a 404
+ * envelope. Nothing else in `src` may import the fast path.
+ *
+ * It does not depend on the serving path under test, so the `platform` project skips it.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, relative, resolve, sep } from "node:path"
+
+const fastFolder = resolve("src/Server/http/fast")
+
+/** Every `.ts` file under `directory`. */
+const sources = (directory: string): Array<string> =>
+  readdirSync(directory, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? sources(join(directory, entry.name))
+      : entry.name.endsWith(".ts")
+      ? [join(directory, entry.name)]
+      : []
+  )
+
+/**
+ * A copy of the checkout without the fast path: `src` (but src/Server/http/fast/), `package.json`, the dependencies
+ * and a tsconfig with the project's compiler options.
+ */
+const stockOnlyCopy = (): string => {
+  const directory = mkdtempSync(join(tmpdir(), "boxkit-stock-only-"))
+  cpSync("src", join(directory, "src"), {
+    recursive: true,
+    filter: (source) => resolve(source) !== fastFolder && !resolve(source).startsWith(fastFolder + sep)
+  })
+  copyFileSync("package.json", join(directory, "package.json"))
+  symlinkSync(resolve("node_modules"), join(directory, "node_modules"), "dir")
+  const project = JSON.parse(readFileSync("tsconfig.json", "utf8")) as { compilerOptions: unknown }
+  writeFileSync(
+    join(directory, "tsconfig.json"),
+    JSON.stringify({ compilerOptions: project.compilerOptions, include: ["src"] })
+  )
+  return directory
+}
+
+/** Starts `boxkit serve --port 0` from the copy's sources; resolves with its base URL (`http://HOST:PORT`). */
+const serve = (directory: string) =>
+  new Promise<{ readonly child: ChildProcess; readonly origin: string }>((resolvePromise, reject) => {
+    // tsx as a loader of this one process (its command would run the program in a child process of its own).
+    const child = spawn(process.execPath, ["--import", "tsx", "src/bin.ts", "serve", "--port", "0"], {
+      cwd: directory,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    child.stdout!.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString()
+      const match = /listening on (http:\/\/\S+)\/v1/.exec(stdout)
+      if (match !== null) resolvePromise({ child, origin: match[1] })
+    })
+    child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)))
+  })
+
+const send = async (origin: string, path: string, init: { method?: string; body?: unknown; key?: string } = {}) => {
+  const response = await fetch(origin + path, {
+    method: init.method ?? "GET",
+    headers: {
+      authorization: "Bearer sk_acme_org",
+      "content-type": "application/json",
+      ...(init.key !== undefined ? { "idempotency-key": init.key } : {})
+    },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {})
+  })
+  return { status: response.status, headers: response.headers, json: await response.json() as any }
+}
+
+/** Runs `tsc --noEmit` on the copy (asynchronously: the worker keeps answering vitest meanwhile). */
+const typecheck = (directory: string) =>
+  new Promise<{ readonly code: number; readonly output: string }>((resolvePromise) =>
+    execFile(
+      process.execPath,
+      [resolve("node_modules/typescript/bin/tsc"), "--noEmit", "-p", join(directory, "tsconfig.json")],
+      { maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => resolvePromise({ code: error === null ? 0 : (error.code as number | undefined) ?? 1, output: stdout + stderr })
+    ))
+
+const boxBody = { name: "box", app_id: "app_00000000-0000-4000-8000-000000000001", image: { base: "debian" } }
+
+describe.skipIf(process.env.BOXKIT_TEST_SERVER === "platform")("deleting src/Server/http/fast/", () => {
+  it("leaves a service that type-checks and answers on the stock path", { timeout: 240_000 }, async () => {
+    const directory = stockOnlyCopy()
+    let child: ChildProcess | undefined
+    try {
+      const wiring = join(directory, "src/Server/ServingPaths.ts")
+      const importers = sources(join(directory, "src"))
+        .filter((file) => file !== wiring && /from "[^"]*\/fast\//.test(readFileSync(file, "utf8")))
+        .map((file) => relative(directory, file))
+      expect(importers).toEqual([])
+      copyFileSync(join(directory, "src/Server/ServingPathsStock.ts"), wiring)
+
+      expect(await typecheck(directory)).toEqual({ code: 0, output: "" })
+
+      const served = await serve(directory)
+      child = served.child
+      const created = await send(served.origin, "/v1/boxes", { method: "POST", body: boxBody, key: "stock-only-1" })
+      expect(created.status).toBe(201)
+      const boxId = created.json.box_id as string
+      const read = await send(served.origin, `/v1/boxes/${boxId}`)
+      expect({ status: read.status, boxId: read.json.box_id }).toEqual({ status: 200, boxId })
+      const replayed = await send(served.origin, "/v1/boxes", { method: "POST", body: boxBody, key: "stock-only-1" })
+      expect({ status: replayed.status, boxId: replayed.json.box_id, replayed: replayed.headers.get("idempotent-replayed") })
+        .toEqual({ status: 201, boxId, replayed: "true" })
+      const missing = await send(served.origin, "/v1/boxes/sb_00000000-0000-4000-8000-00000000dead")
+      expect({ status: missing.status, type: missing.json.error.type }).toEqual({ status: 404, type: "not_found_error" })
+    } finally {
+      child?.kill("SIGKILL")
+      rmSync(directory, { recursive: true, force: true })
+    }
+  })
+})
