@@ -30,10 +30,20 @@ export const writeSeedFile = (): void => {
 /**
  * The quotas per organization of every service under test, far above what the suite creates: the suite measures
  * capacity (100,000 boxes of one organization in sections 5 and 6, tens of thousands in section 1, 10,000
- * background responses in section 3), not the quotas (default 1,000 boxes not terminated and 1,000 background
- * responses in flight; src/Server/Quotas.ts), which would answer 429 past them.
+ * background responses in section 3), not the quotas (default 1,000 boxes not terminated, 1,000 background
+ * responses in flight, 50,000 remembered idempotency keys and 32 MiB of remembered answers per API key;
+ * src/Server/Quotas.ts), which would answer 429 past them.
  */
-export const quotaArgs: ReadonlyArray<string> = ["--quota-boxes", "100000000", "--quota-background-responses", "100000000"]
+export const quotaArgs: ReadonlyArray<string> = [
+  "--quota-boxes",
+  "100000000",
+  "--quota-background-responses",
+  "100000000",
+  "--quota-idempotency-keys",
+  "100000000",
+  "--quota-idempotency-mb",
+  "1000000"
+]
 
 /**
  * `node bin/boxkit.js serve --port 0 --seed <file> --quota-...`: the local service under test, as the installed command

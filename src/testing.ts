@@ -54,8 +54,9 @@ import type { LocalServiceSettings } from "./Server/LocalServiceConfig.js"
 import * as Seed from "./Server/state/Seed.js"
 
 /**
- * The usage of one organization in {@link LocalState}: active `boxes`, `background_responses` in flight and
- * `stored_bytes` (clipboards, stored response results and the bodies of remembered idempotent answers).
+ * The usage of one organization in {@link LocalState}: active `boxes`, `background_responses` in flight,
+ * `stored_bytes` (clipboards, stored response results and the bodies of remembered idempotent answers), and the
+ * `secrets`, saved `egress_policies` and `apps` it holds. Source: docs/ASSUMPTIONS.md "Quotas (local service)".
  *
  * @since 0.1.0
  * @category Models
@@ -64,6 +65,22 @@ export interface LocalUsage {
   readonly boxes: number
   readonly background_responses: number
   readonly stored_bytes: number
+  readonly secrets: number
+  readonly egress_policies: number
+  readonly apps: number
+}
+
+/**
+ * The quotas in force in {@link LocalState}: per organization, the limits of each {@link LocalUsage} field (bytes for
+ * `stored_bytes`); per API key, the idempotency keys and the bytes of answer bodies it may have remembered at once.
+ * Source: docs/ASSUMPTIONS.md "Quotas (local service)".
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface LocalQuotas extends LocalUsage {
+  readonly idempotency_keys_per_api_key: number
+  readonly idempotency_bytes_per_api_key: number
 }
 
 /**
@@ -86,8 +103,8 @@ export interface LocalState {
   readonly draining: boolean
   /** Idempotency records held. */
   readonly idempotency_keys: number
-  /** The per-organization quotas in force. */
-  readonly quotas: LocalUsage
+  /** The quotas in force. */
+  readonly quotas: LocalQuotas
   readonly organizations: ReadonlyArray<{
     readonly id: string
     readonly credits: boolean

@@ -151,6 +151,17 @@ const quotaApps = Options.integer("quota-apps").pipe(
   Options.withDescription("Apps an organization may hold (code apps past it).")
 )
 
+const quotaIdempotencyKeys = Options.integer("quota-idempotency-keys").pipe(
+  Options.withDefault(Quotas.defaultIdempotencyKeys),
+  Options.withPseudoName("N"),
+  Options.withDescription("Idempotency keys one API key may have remembered at once (code idempotency_keys past it).")
+)
+const quotaIdempotencyMb = Options.integer("quota-idempotency-mb").pipe(
+  Options.withDefault(Quotas.defaultIdempotencyBytes / (1024 * 1024)),
+  Options.withPseudoName("MIB"),
+  Options.withDescription("MiB of remembered answers one API key may hold at once (code idempotency_keys past it).")
+)
+
 const instanceTimeoutSeconds = Options.integer("instance-timeout-seconds").pipe(
   Options.withDefault(10),
   Options.withPseudoName("SECONDS"),
@@ -205,6 +216,8 @@ export const serve = (options: {
   readonly quotaSecrets?: number
   readonly quotaEgressPolicies?: number
   readonly quotaApps?: number
+  readonly quotaIdempotencyKeys?: number
+  readonly quotaIdempotencyMb?: number
 }) =>
   Effect.gen(function*() {
     const faultSettings = yield* Either.match(
@@ -252,7 +265,11 @@ export const serve = (options: {
               : Quotas.defaultQuotas.storedBytes,
             secrets: options.quotaSecrets ?? Quotas.defaultCountQuota,
             egressPolicies: options.quotaEgressPolicies ?? Quotas.defaultCountQuota,
-            apps: options.quotaApps ?? Quotas.defaultCountQuota
+            apps: options.quotaApps ?? Quotas.defaultCountQuota,
+            idempotencyKeys: options.quotaIdempotencyKeys ?? Quotas.defaultIdempotencyKeys,
+            idempotencyBytes: options.quotaIdempotencyMb !== undefined
+              ? options.quotaIdempotencyMb * 1024 * 1024
+              : Quotas.defaultIdempotencyBytes
           }
         },
         state,
@@ -326,7 +343,9 @@ export const command = Command.make(
     quotaStoredMb,
     quotaSecrets,
     quotaEgressPolicies,
-    quotaApps
+    quotaApps,
+    quotaIdempotencyKeys,
+    quotaIdempotencyMb
   },
   serve
 ).pipe(Command.withDescription(help(

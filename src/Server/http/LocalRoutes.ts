@@ -68,7 +68,9 @@ export const inspectState = Effect.gen(function*() {
       stored_bytes: config.quotas.storedBytes,
       secrets: Quotas.countLimit(config.quotas, "secrets"),
       egress_policies: Quotas.countLimit(config.quotas, "egress_policies"),
-      apps: Quotas.countLimit(config.quotas, "apps")
+      apps: Quotas.countLimit(config.quotas, "apps"),
+      idempotency_keys_per_api_key: config.quotas.idempotencyKeys ?? Quotas.defaultIdempotencyKeys,
+      idempotency_bytes_per_api_key: config.quotas.idempotencyBytes ?? Quotas.defaultIdempotencyBytes
     },
     organizations: yield* Effect.forEach(yield* identity.organizations, (organization) =>
       Effect.map(usageOf(organization.id), (usage) => ({
