@@ -132,12 +132,21 @@ const fuzzCase = (fixtures: Fixtures) =>
     }))
 
 /**
- * The inspected state as text, and apart from it what a rejected request may rightly touch: the number of remembered
- * idempotency keys (a remembered 400 or 409 is replayed, so it is remembered).
+ * The inspected state as text, and apart from it what a rejected request with an Idempotency-Key may rightly touch:
+ * the number of remembered idempotency keys (a remembered 400 or 409 is replayed, so it is remembered) and each
+ * organization's stored bytes (a remembered answer's body counts in them: docs/ASSUMPTIONS.md "Quotas").
  */
 const snapshot = Effect.map(LocalService.inspectState, (state) => ({
-  text: JSON.stringify({ ...state, idempotency_keys: 0 }),
-  keys: state.idempotency_keys
+  text: JSON.stringify({
+    ...state,
+    idempotency_keys: 0,
+    organizations: state.organizations.map((organization) => ({
+      ...organization,
+      usage: { ...organization.usage, stored_bytes: 0 }
+    }))
+  }),
+  keys: state.idempotency_keys,
+  storedBytes: state.organizations.map((organization) => organization.usage.stored_bytes).join(",")
 }))
 
 describe("fuzz", () => {
@@ -186,7 +195,7 @@ describe("fuzz", () => {
             String(response.headers["content-type"]).startsWith("application/json")
           if (!envelope) failures.push(`not an envelope: ${describe}`)
           const withKey = requestHeaders["idempotency-key"] !== undefined
-          if (after.text !== before.text || (!withKey && after.keys !== before.keys)) {
+          if (after.text !== before.text || (!withKey && (after.keys !== before.keys || after.storedBytes !== before.storedBytes))) {
             failures.push(`state changed: ${describe}`)
           }
         } else if (![200, 201, 202].includes(response.status)) {
