@@ -124,6 +124,66 @@ const withWebhook = (
  */
 export type ResponseRequest = Omit<ModelResponse.CreateResponseRequest, "background" | "stream">
 
+/** The headers of a create request: the idempotency key and, when given, the completion-window header. */
+const createHeadersOf = (key: string, options: CreateOptions) => ({
+  [IdempotencyKeyHeader]: key,
+  ...(options.completionWindow !== undefined ? { [ModelResponse.completionWindowHeader]: options.completionWindow } : {})
+})
+
+/**
+ * Sends a create request (foreground or background, as `request.background` says) through `transport` with the
+ * options' idempotency key (a fresh one when absent) and webhook: the answer with its key and whether it was replayed.
+ */
+const sendCreate = (
+  transport: Transport,
+  request: ModelResponse.CreateResponseRequest,
+  options: CreateOptions
+) =>
+  Effect.gen(function*() {
+    const payload = yield* validate(ModelResponse.CreateResponseRequest, withWebhook(request, options.completionWebhook))
+    const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
+    const [value, response] = yield* transport.operationWithResponse(
+      "responses",
+      "create",
+      { payload, headers: createHeadersOf(key, options) },
+      { safeToRepeat: options.safeToRepeat ?? true, retry: options.retry }
+    )
+    const replayed = IdempotencyKey.isReplayed(response.headers)
+    yield* Effect.annotateCurrentSpan({ "boxkit.replayed": replayed, "boxkit.status": value.status })
+    return { value, idempotencyKey: key, replayed } satisfies IdempotencyKey.Idempotent<ModelResponse.ModelResponse>
+  })
+
+/**
+ * A streamed create request through `transport`: the answer's Server-Sent Events decoded as `StreamEvent`s; the
+ * request is retried (same idempotency key) only until its answer starts.
+ */
+const streamEvents = (
+  transport: Transport,
+  request: ResponseRequest,
+  options: CreateOptions
+): Stream.Stream<StreamEvent, ClientFailure> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const payload = yield* validate(
+      ModelResponse.CreateResponseRequest,
+      withWebhook({ ...request, stream: true }, options.completionWebhook)
+    )
+    const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
+    const httpRequest = HttpClientRequest.post(transport.urlOf("responses", "create")).pipe(
+      HttpClientRequest.setHeaders(createHeadersOf(key, options)),
+      HttpClientRequest.setHeader("accept", "text/event-stream"),
+      HttpClientRequest.bodyUnsafeJson(payload)
+    )
+    const response = yield* transport.operationRaw("responses", "create", httpRequest, Effect.succeed, {
+      safeToRepeat: options.safeToRepeat ?? true,
+      retry: options.retry
+    })
+    return response.stream.pipe(
+      Stream.decodeText(),
+      Stream.pipeThroughChannel(Sse.makeChannel()),
+      Stream.mapEffect((event) => Schema.decode(Schema.parseJson(StreamEvent))(event.data)),
+      Stream.mapError(normalizeError)
+    )
+  }).pipe(Effect.mapError(normalizeError)))
 
 /**
  * The Responses service (`yield* Responses`): `create` (foreground, idempotent), `submit` (background, idempotent,
@@ -138,26 +198,6 @@ export type ResponseRequest = Omit<ModelResponse.CreateResponseRequest, "backgro
 export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
-
-    const headersOf = (key: string, options: CreateOptions) => ({
-      [IdempotencyKeyHeader]: key,
-      ...(options.completionWindow !== undefined ? { [ModelResponse.completionWindowHeader]: options.completionWindow } : {})
-    })
-
-    const send = (request: ModelResponse.CreateResponseRequest, options: CreateOptions) =>
-      Effect.gen(function*() {
-        const payload = yield* validate(ModelResponse.CreateResponseRequest, withWebhook(request, options.completionWebhook))
-        const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
-        const [value, response] = yield* transport.operationWithResponse(
-          "responses",
-          "create",
-          { payload, headers: headersOf(key, options) },
-          { safeToRepeat: options.safeToRepeat ?? true, retry: options.retry }
-        )
-        const replayed = IdempotencyKey.isReplayed(response.headers)
-        yield* Effect.annotateCurrentSpan({ "boxkit.replayed": replayed, "boxkit.status": value.status })
-        return { value, idempotencyKey: key, replayed } satisfies IdempotencyKey.Idempotent<ModelResponse.ModelResponse>
-      })
 
     const retrieve = Effect.fn("Responses.retrieve")(function*(
       responseId: string,
@@ -178,14 +218,14 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
        * `ServerError` (500).
        */
       create: Effect.fn("Responses.create")(function*(request: ResponseRequest, options: CreateOptions = {}) {
-        return yield* send({ ...request, background: false, stream: false }, options)
+        return yield* sendCreate(transport, { ...request, background: false, stream: false }, options)
       }),
       /**
        * A background request: answered 202 with the accepted object (status `queued`), completed later; wait with
        * `awaitCompletion` or a completion webhook (`options.completionWebhook`, received by `WebhookReceiver`).
        */
       submit: Effect.fn("Responses.submit")(function*(request: ResponseRequest, options: CreateOptions = {}) {
-        return yield* send({ ...request, background: true, stream: false }, options)
+        return yield* sendCreate(transport, { ...request, background: true, stream: false }, options)
       }),
       /**
        * A foreground request answered as a stream of Responses events (`response.created` ... `response.completed`
@@ -194,28 +234,7 @@ export class Responses extends Effect.Service<Responses>()("boxkit/Responses", {
        * `UnexpectedResponseError`. Errors before the stream are the typed API errors (e.g. `InvalidRequestError`).
        */
       stream: (request: ResponseRequest, options: CreateOptions = {}): Stream.Stream<StreamEvent, ClientFailure> =>
-        Stream.unwrapScoped(Effect.gen(function*() {
-          const payload = yield* validate(
-            ModelResponse.CreateResponseRequest,
-            withWebhook({ ...request, stream: true }, options.completionWebhook)
-          )
-          const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
-          const httpRequest = HttpClientRequest.post(transport.urlOf("responses", "create")).pipe(
-            HttpClientRequest.setHeaders(headersOf(key, options)),
-            HttpClientRequest.setHeader("accept", "text/event-stream"),
-            HttpClientRequest.bodyUnsafeJson(payload)
-          )
-          const response = yield* transport.operationRaw("responses", "create", httpRequest, Effect.succeed, {
-            safeToRepeat: options.safeToRepeat ?? true,
-            retry: options.retry
-          })
-          return response.stream.pipe(
-            Stream.decodeText(),
-            Stream.pipeThroughChannel(Sse.makeChannel()),
-            Stream.mapEffect((event) => Schema.decode(Schema.parseJson(StreamEvent))(event.data)),
-            Stream.mapError(normalizeError)
-          )
-        }).pipe(Effect.mapError(normalizeError))),
+        streamEvents(transport, request, options),
       /** Reads a response (`NotFoundError` when it never existed or its result expired). */
       retrieve,
       /**
