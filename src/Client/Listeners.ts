@@ -36,6 +36,79 @@ const tracked = (options: BoxCallOptions, safeByDefault: boolean) => {
 }
 
 /**
+ * After a repeat answered `error` (409 `already_exists`): the listener of `guestPort` on the box, read through
+ * `transport`, when it is what the call asked for (`wanted`), else `error`.
+ */
+const listenerAlreadyPublished = <E>(
+  transport: Transport,
+  boxId: BoxId,
+  guestPort: number,
+  options: BoxCallOptions,
+  wanted: (listener: Listener) => boolean,
+  error: E
+) =>
+  Effect.flatMap(
+    transport.operation("boxes", "retrieve", { path: { box_id: boxId } }, {
+      safeToRepeat: true,
+      retry: options.retry,
+      ownerOverrideReason: options.ownerOverrideReason
+    }),
+    (box) => {
+      const listener = box.listeners.find((candidate) => candidate.guest_port === guestPort && wanted(candidate))
+      return listener === undefined ? Effect.fail(error) : Effect.succeed(listener)
+    }
+  )
+
+/** Whether `error` is a 409 `already_exists` about `param`. */
+const isAlreadyExists = (error: unknown, param: string) =>
+  error instanceof ApiError.ConflictError && error.code === "already_exists" && error.param === param
+
+/**
+ * The body of an add-domain request for `hostname`, or `InvalidRequestError` (`param` hostname) when it is not a
+ * DNS name.
+ */
+const addDomainPayload = (hostname: string) =>
+  Schema.decode(AddDomainRequest)({ hostname }).pipe(
+    Effect.mapError(() =>
+      new ApiError.InvalidRequestError({
+        message: "Invalid hostname: must be a DNS name (checked by the client)",
+        param: "hostname",
+        code: null,
+        status: 400
+      })
+    )
+  )
+
+/**
+ * `publish` over `transport` (documented on {@link Listeners}): a repeat after a lost answer that finds the port
+ * published with the protocol asked for answers its listener.
+ */
+const publishWith = (transport: Transport) =>
+  Effect.fn("Listeners.publish")(function*(
+    boxId: BoxId,
+    guestPort: number,
+    protocol: "http" | "tcp" = "http",
+    options: BoxCallOptions = {}
+  ) {
+    const payload = yield* validate(PublishListenerRequest, { guest_port: guestPort, protocol })
+    const call = tracked(options, false)
+    return yield* transport.operation("listeners", "publish", { path: { box_id: boxId }, payload }, call.options).pipe(
+      Effect.catchIf(
+        (error) => call.repeatedAfterLostAnswer && isAlreadyExists(error, "guest_port"),
+        (error) =>
+          listenerAlreadyPublished(
+            transport,
+            boxId,
+            payload.guest_port,
+            options,
+            (listener) => listener.protocol === protocol,
+            error
+          )
+      )
+    )
+  })
+
+/**
  * The Listeners service (`yield* Listeners`): `publish` a box's port, `addDomain` to an http port, `unpublish` a port.
  * Each method fails with `ListenersError` (`OperationErrors["listeners"]`). Provided by `Boxkit.layer`; source: spec
  * "DELETE {base_url}/boxes/{box_id}/listeners/{guest_port}", publish and domains: docs/ASSUMPTIONS.md.
@@ -46,33 +119,6 @@ const tracked = (options: BoxCallOptions, safeByDefault: boolean) => {
 export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
   effect: Effect.gen(function*() {
     const transport = yield* Transport
-
-    /**
-     * After a repeat answered `error` (409 `already_exists`): the listener of `guestPort` on the box when it is what
-     * the call asked for (`wanted`), else `error`.
-     */
-    const alreadyDone = <E>(
-      boxId: BoxId,
-      guestPort: number,
-      options: BoxCallOptions,
-      wanted: (listener: Listener) => boolean,
-      error: E
-    ) =>
-      Effect.flatMap(
-        transport.operation("boxes", "retrieve", { path: { box_id: boxId } }, {
-          safeToRepeat: true,
-          retry: options.retry,
-          ownerOverrideReason: options.ownerOverrideReason
-        }),
-        (box) => {
-          const listener = box.listeners.find((candidate) => candidate.guest_port === guestPort && wanted(candidate))
-          return listener === undefined ? Effect.fail(error) : Effect.succeed(listener)
-        }
-      )
-
-    /** A 409 `already_exists` about `param`. */
-    const alreadyExists = (error: unknown, param: string) =>
-      error instanceof ApiError.ConflictError && error.code === "already_exists" && error.param === param
 
     return {
       /**
@@ -88,21 +134,7 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
        * did with the same protocol), else the call fails with the conflict. Source: docs/ASSUMPTIONS.md ("Client":
        * lost answers).
        */
-      publish: Effect.fn("Listeners.publish")(function*(
-        boxId: BoxId,
-        guestPort: number,
-        protocol: "http" | "tcp" = "http",
-        options: BoxCallOptions = {}
-      ) {
-        const payload = yield* validate(PublishListenerRequest, { guest_port: guestPort, protocol })
-        const call = tracked(options, false)
-        return yield* transport.operation("listeners", "publish", { path: { box_id: boxId }, payload }, call.options).pipe(
-          Effect.catchIf(
-            (error) => call.repeatedAfterLostAnswer && alreadyExists(error, "guest_port"),
-            (error) => alreadyDone(boxId, payload.guest_port, options, (listener) => listener.protocol === protocol, error)
-          )
-        )
-      }),
+      publish: publishWith(transport),
       /**
        * Registers `hostname` (a DNS name, lowercased) as a custom domain of the http port `guestPort`. Answers the
        * listener with its `custom_domains`. `ConflictError` for a tcp port, a hostname already registered in the
@@ -122,16 +154,7 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
         options: BoxCallOptions = {}
       ) {
         const port = yield* validate(GuestPort, guestPort)
-        const payload = yield* Schema.decode(AddDomainRequest)({ hostname }).pipe(
-          Effect.mapError(() =>
-            new ApiError.InvalidRequestError({
-              message: "Invalid hostname: must be a DNS name (checked by the client)",
-              param: "hostname",
-              code: null,
-              status: 400
-            })
-          )
-        )
+        const payload = yield* addDomainPayload(hostname)
         const call = tracked(options, true)
         return yield* transport.operation(
           "listeners",
@@ -140,8 +163,16 @@ export class Listeners extends Effect.Service<Listeners>()("boxkit/Listeners", {
           call.options
         ).pipe(
           Effect.catchIf(
-            (error) => call.repeatedAfterLostAnswer && alreadyExists(error, "hostname"),
-            (error) => alreadyDone(boxId, port, options, (listener) => listener.custom_domains?.includes(payload.hostname) === true, error)
+            (error) => call.repeatedAfterLostAnswer && isAlreadyExists(error, "hostname"),
+            (error) =>
+              listenerAlreadyPublished(
+                transport,
+                boxId,
+                port,
+                options,
+                (listener) => listener.custom_domains?.includes(payload.hostname) === true,
+                error
+              )
           )
         )
       }),
