@@ -85,7 +85,6 @@ export interface AwaitOptions extends BoxCallOptions {
   readonly onRead?: ((box: Box.Box) => Effect.Effect<void>) | undefined
 }
 
-
 /**
  * Every operation on boxes is safe to repeat (reads, lifecycle moves, or sent with an idempotency key) unless the
  * caller says otherwise (`safeToRepeat: false`).
@@ -95,6 +94,57 @@ const callOptions = (options: BoxCallOptions) => ({
   retry: options.retry,
   ownerOverrideReason: options.ownerOverrideReason
 })
+
+/**
+ * The answer of an idempotent operation (create box, upgrade) sent with `key`: the value, the key and whether
+ * the service replayed a remembered answer.
+ */
+const idempotentAnswer = <A, E>(key: string, sent: Effect.Effect<readonly [A, HttpClientResponse.HttpClientResponse], E>) =>
+  Effect.map(sent, ([value, response]): IdempotencyKey.Idempotent<A> => ({
+    value,
+    idempotencyKey: key,
+    replayed: IdempotencyKey.isReplayed(response.headers)
+  }))
+
+/**
+ * `awaitStatus` over `retrieve`: polls a box until its status is `target`, failing with `BoxFailedError` when it
+ * ends in another end status and `WaitTimeoutError` after the deadline.
+ */
+const awaitStatusWith = <E>(retrieve: (boxId: BoxId, options: BoxCallOptions) => Effect.Effect<Box.Box, E>) =>
+  Effect.fn("Boxes.awaitStatus")(function*(
+    boxId: BoxId,
+    target: string = "running",
+    options: AwaitOptions = {}
+  ) {
+    const timeout = options.timeout ?? Duration.seconds(60)
+    let lastStatus = "unknown"
+    const read = Effect.gen(function*() {
+      const box = yield* retrieve(boxId, options)
+      lastStatus = box.status
+      if (options.onRead !== undefined) yield* options.onRead(box)
+      if (box.status !== target && endStatuses.has(box.status)) {
+        return yield* Effect.fail(new BoxFailedError({
+          box_id: boxId,
+          status: box.status,
+          error_message: box.error_message,
+          message: `box ${boxId} is ${box.status}${box.error_message ? `: ${box.error_message}` : ""}`
+        }))
+      }
+      return box
+    })
+    return yield* pollUntil(read, {
+      done: (box) => box.status === target,
+      timeout,
+      interval: options.interval,
+      onTimeout: () =>
+        new WaitTimeoutError({
+          box_id: boxId,
+          lastStatus,
+          timeout,
+          message: `box ${boxId} did not become ${target} within ${Duration.format(timeout)} (last status ${lastStatus})`
+        })
+    })
+  })
 
 /**
  * The Boxes service (`yield* Boxes`): `create` (idempotent), `retrieve`, `awaitStatus`, `upgrade` (idempotent),
@@ -114,22 +164,11 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
       return yield* transport.operation("boxes", "retrieve", { path: { box_id: boxId } }, callOptions(options))
     })
 
-    /**
-     * The answer of an idempotent operation (create box, upgrade) sent with `key`: the value, the key and whether
-     * the service replayed a remembered answer.
-     */
-    const idempotent = <A, E>(key: string, sent: Effect.Effect<readonly [A, HttpClientResponse.HttpClientResponse], E>) =>
-      Effect.map(sent, ([value, response]): IdempotencyKey.Idempotent<A> => ({
-        value,
-        idempotencyKey: key,
-        replayed: IdempotencyKey.isReplayed(response.headers)
-      }))
-
     const create = Effect.fn("Boxes.create")(function*(request: Box.CreateBoxRequest, options: IdempotentCallOptions = {}) {
       const payload = yield* validate(Box.CreateBoxRequest, request)
       // Resolved once, so that every retry repeats it.
       const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
-      const answer = yield* idempotent(
+      const answer = yield* idempotentAnswer(
         key,
         transport.operationWithResponse("boxes", "create", { payload, headers: { [IdempotencyKeyHeader]: key } }, callOptions(options))
       )
@@ -137,44 +176,11 @@ export class Boxes extends Effect.Service<Boxes>()("boxkit/Boxes", {
       return answer
     })
 
-    const awaitStatus = Effect.fn("Boxes.awaitStatus")(function*(
-      boxId: BoxId,
-      target: string = "running",
-      options: AwaitOptions = {}
-    ) {
-      const timeout = options.timeout ?? Duration.seconds(60)
-      let lastStatus = "unknown"
-      const read = Effect.gen(function*() {
-        const box = yield* retrieve(boxId, options)
-        lastStatus = box.status
-        if (options.onRead !== undefined) yield* options.onRead(box)
-        if (box.status !== target && endStatuses.has(box.status)) {
-          return yield* Effect.fail(new BoxFailedError({
-            box_id: boxId,
-            status: box.status,
-            error_message: box.error_message,
-            message: `box ${boxId} is ${box.status}${box.error_message ? `: ${box.error_message}` : ""}`
-          }))
-        }
-        return box
-      })
-      return yield* pollUntil(read, {
-        done: (box) => box.status === target,
-        timeout,
-        interval: options.interval,
-        onTimeout: () =>
-          new WaitTimeoutError({
-            box_id: boxId,
-            lastStatus,
-            timeout,
-            message: `box ${boxId} did not become ${target} within ${Duration.format(timeout)} (last status ${lastStatus})`
-          })
-      })
-    })
+    const awaitStatus = awaitStatusWith(retrieve)
 
     const upgrade = Effect.fn("Boxes.upgrade")(function*(boxId: BoxId, options: IdempotentCallOptions = {}) {
       const key = yield* IdempotencyKey.resolve(options.idempotencyKey)
-      const answer = yield* idempotent(
+      const answer = yield* idempotentAnswer(
         key,
         transport.operationWithResponse(
           "boxes",
