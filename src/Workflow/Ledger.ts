@@ -102,14 +102,11 @@ const toAwaitedResponse = (row: any): AwaitedResponse => ({
 })
 
 /**
- * The ledger over the `SqlClient` in context. Every method fails with `SqlError` when the database does.
- *
- * @since 0.1.0
- * @category Services
+ * Creates the ledger's tables when missing (`boxkit_workflow_boxes`, `_settings`, `_finished`, `_webhook_urls`,
+ * `_responses`), then answers the database's `namespace`: made at random the first time, the stored one after.
  */
-export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const createTablesAndReadNamespace = (sql: SqlClient.SqlClient) =>
+  Effect.gen(function*() {
     yield* sql`CREATE TABLE IF NOT EXISTS boxkit_workflow_boxes (
       box_id TEXT PRIMARY KEY,
       workflow_name TEXT NOT NULL,
@@ -132,7 +129,6 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
       message TEXT,
       finished_at BIGINT NOT NULL
     )`
-    const finishedHere = yield* PubSub.unbounded<FinishedWorkflow>()
     yield* sql`CREATE TABLE IF NOT EXISTS boxkit_workflow_webhook_urls (
       execution_id TEXT NOT NULL,
       activity TEXT NOT NULL,
@@ -147,7 +143,142 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
       submitted_at BIGINT NOT NULL,
       completed_at BIGINT
     )`
+    return namespace
+  })
 
+/** The ledger's methods on owned boxes (`boxkit_workflow_boxes`), over `sql`. */
+const ownedBoxesOf = (sql: SqlClient.SqlClient) => ({
+  /** Records that the execution owns `boxId` (again: a no-op). */
+  recordBox: (owner: { readonly workflowName: string; readonly executionId: string }, boxId: string) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql`INSERT INTO boxkit_workflow_boxes (box_id, workflow_name, execution_id, created_at, terminated_at)
+        VALUES (${boxId}, ${owner.workflowName}, ${owner.executionId}, ${now}, NULL)
+        ON CONFLICT (box_id) DO NOTHING`.pipe(Effect.asVoid)),
+  /** Marks `boxId` terminated (keeps the first time). */
+  markTerminated: (boxId: string) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql`UPDATE boxkit_workflow_boxes SET terminated_at = ${now}
+        WHERE box_id = ${boxId} AND terminated_at IS NULL`.pipe(Effect.asVoid)),
+  /** Every owned box not yet terminated. */
+  liveBoxes: Effect.map(
+    sql`SELECT * FROM boxkit_workflow_boxes WHERE terminated_at IS NULL ORDER BY created_at`,
+    (rows) => rows.map(toOwnedBox)
+  ),
+  /** Every owned box. */
+  boxes: Effect.map(sql`SELECT * FROM boxkit_workflow_boxes ORDER BY created_at`, (rows) => rows.map(toOwnedBox))
+})
+
+/**
+ * The ledger's methods on finished workflows (`boxkit_workflow_finished`), over `sql`; `finishedHere` hears each
+ * end this process records.
+ */
+const finishedWorkflowsOf = (sql: SqlClient.SqlClient, finishedHere: PubSub.PubSub<FinishedWorkflow>) => ({
+  /**
+   * Records how the execution ended (again: a no-op, the first record stays), then tells this process
+   * (`finishedHere`). Written by the workflow's last step ({@link recordingOutcome}), after everything else it
+   * does.
+   */
+  recordFinished: (
+    owner: { readonly workflowName: string; readonly executionId: string },
+    outcome: "success" | "failure",
+    message: string | null
+  ) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql`INSERT INTO boxkit_workflow_finished (execution_id, workflow_name, outcome, message, finished_at)
+        VALUES (${owner.executionId}, ${owner.workflowName}, ${outcome}, ${message}, ${now})
+        ON CONFLICT (execution_id) DO NOTHING`.pipe(
+        Effect.zipRight(PubSub.publish(finishedHere, {
+          execution_id: owner.executionId,
+          workflow_name: owner.workflowName,
+          outcome,
+          message,
+          finished_at: now
+        })),
+        Effect.asVoid
+      )),
+  /** Every finished execution of `workflowName`, as recorded by any runner on this database. */
+  finished: (workflowName: string) =>
+    Effect.map(
+      sql`SELECT * FROM boxkit_workflow_finished WHERE workflow_name = ${workflowName}`,
+      (rows) => rows.map(toFinishedWorkflow)
+    ),
+  /**
+   * The executions recorded finished by this process, as they are recorded (subscribe before you read
+   * `finished`, so that none falls between the two).
+   */
+  finishedHere
+})
+
+/**
+ * The ledger's methods on awaited responses (`boxkit_workflow_responses`) and the webhook URLs their submits sent
+ * (`boxkit_workflow_webhook_urls`), over `sql`.
+ */
+const awaitedResponsesOf = (sql: SqlClient.SqlClient) => ({
+  /** Records that the execution awaits `responseId` through `token` (again: a no-op). */
+  recordResponse: (
+    owner: { readonly workflowName: string; readonly executionId: string },
+    responseId: string,
+    token: string
+  ) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql`INSERT INTO boxkit_workflow_responses
+        (response_id, workflow_name, execution_id, token, submitted_at, completed_at)
+        VALUES (${responseId}, ${owner.workflowName}, ${owner.executionId}, ${token}, ${now}, NULL)
+        ON CONFLICT (response_id) DO NOTHING`.pipe(Effect.asVoid)),
+  /**
+   * The webhook URL the submit activity `activity` of the execution sends: `url` (null: none) the first time, the
+   * URL stored then on every later run (a request sent again with its key must have the same body).
+   */
+  webhookUrl: (
+    owner: { readonly workflowName: string; readonly executionId: string },
+    activity: string,
+    url: string | null
+  ) =>
+    // One statement: on a conflict the row is "updated" to itself, so that RETURNING gives the stored URL.
+    Effect.map(
+      sql`INSERT INTO boxkit_workflow_webhook_urls (execution_id, activity, url)
+        VALUES (${owner.executionId}, ${activity}, ${url})
+        ON CONFLICT (execution_id, activity) DO UPDATE SET url = boxkit_workflow_webhook_urls.url
+        RETURNING url`,
+      (rows) => (rows[0]?.url === null || rows[0]?.url === undefined ? null : String(rows[0].url))
+    ),
+  /** Marks `responseId` completed (keeps the first time). */
+  markCompleted: (responseId: string) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql`UPDATE boxkit_workflow_responses SET completed_at = ${now}
+        WHERE response_id = ${responseId} AND completed_at IS NULL`.pipe(Effect.asVoid)),
+  /** Marks the response awaited through `token` completed (keeps the first time). */
+  markCompletedByToken: (token: string) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql`UPDATE boxkit_workflow_responses SET completed_at = ${now}
+        WHERE token = ${token} AND completed_at IS NULL`.pipe(Effect.asVoid)),
+  /** The awaited responses submitted at or before `submittedBefore` (epoch ms) and not completed. */
+  pendingResponses: (submittedBefore: number) =>
+    Effect.map(
+      sql`SELECT * FROM boxkit_workflow_responses
+        WHERE completed_at IS NULL AND submitted_at <= ${submittedBefore} ORDER BY submitted_at`,
+      (rows) => rows.map(toAwaitedResponse)
+    ),
+  /** Every awaited response. */
+  responses: Effect.map(
+    sql`SELECT * FROM boxkit_workflow_responses ORDER BY submitted_at`,
+    (rows) => rows.map(toAwaitedResponse)
+  )
+})
+
+/**
+ * The ledger over the `SqlClient` in context: its tables created when missing, the database's `namespace`, and the
+ * methods on owned boxes, finished workflows and awaited responses. Every method fails with `SqlError` when the
+ * database does.
+ *
+ * @since 0.1.0
+ * @category Services
+ */
+export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const namespace = yield* createTablesAndReadNamespace(sql)
+    const finishedHere = yield* PubSub.unbounded<FinishedWorkflow>()
     return {
       /**
        * A random id of this database, made when its ledger is first created (the same for every runner on it).
@@ -156,108 +287,9 @@ export class Ledger extends Effect.Service<Ledger>()("boxkit/workflow/Ledger", {
        * same keys (the service remembers a key for at least 24 hours and would replay the other's answers).
        */
       namespace,
-      /** Records that the execution owns `boxId` (again: a no-op). */
-      recordBox: (owner: { readonly workflowName: string; readonly executionId: string }, boxId: string) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          sql`INSERT INTO boxkit_workflow_boxes (box_id, workflow_name, execution_id, created_at, terminated_at)
-            VALUES (${boxId}, ${owner.workflowName}, ${owner.executionId}, ${now}, NULL)
-            ON CONFLICT (box_id) DO NOTHING`.pipe(Effect.asVoid)),
-      /** Marks `boxId` terminated (keeps the first time). */
-      markTerminated: (boxId: string) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          sql`UPDATE boxkit_workflow_boxes SET terminated_at = ${now}
-            WHERE box_id = ${boxId} AND terminated_at IS NULL`.pipe(Effect.asVoid)),
-      /** Every owned box not yet terminated. */
-      liveBoxes: Effect.map(
-        sql`SELECT * FROM boxkit_workflow_boxes WHERE terminated_at IS NULL ORDER BY created_at`,
-        (rows) => rows.map(toOwnedBox)
-      ),
-      /** Every owned box. */
-      boxes: Effect.map(sql`SELECT * FROM boxkit_workflow_boxes ORDER BY created_at`, (rows) => rows.map(toOwnedBox)),
-      /** Records that the execution awaits `responseId` through `token` (again: a no-op). */
-      recordResponse: (
-        owner: { readonly workflowName: string; readonly executionId: string },
-        responseId: string,
-        token: string
-      ) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          sql`INSERT INTO boxkit_workflow_responses
-            (response_id, workflow_name, execution_id, token, submitted_at, completed_at)
-            VALUES (${responseId}, ${owner.workflowName}, ${owner.executionId}, ${token}, ${now}, NULL)
-            ON CONFLICT (response_id) DO NOTHING`.pipe(Effect.asVoid)),
-      /**
-       * Records how the execution ended (again: a no-op, the first record stays), then tells this process
-       * (`finishedHere`). Written by the workflow's last step ({@link recordingOutcome}), after everything else it
-       * does.
-       */
-      recordFinished: (
-        owner: { readonly workflowName: string; readonly executionId: string },
-        outcome: "success" | "failure",
-        message: string | null
-      ) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          sql`INSERT INTO boxkit_workflow_finished (execution_id, workflow_name, outcome, message, finished_at)
-            VALUES (${owner.executionId}, ${owner.workflowName}, ${outcome}, ${message}, ${now})
-            ON CONFLICT (execution_id) DO NOTHING`.pipe(
-            Effect.zipRight(PubSub.publish(finishedHere, {
-              execution_id: owner.executionId,
-              workflow_name: owner.workflowName,
-              outcome,
-              message,
-              finished_at: now
-            })),
-            Effect.asVoid
-          )),
-      /** Every finished execution of `workflowName`, as recorded by any runner on this database. */
-      finished: (workflowName: string) =>
-        Effect.map(
-          sql`SELECT * FROM boxkit_workflow_finished WHERE workflow_name = ${workflowName}`,
-          (rows) => rows.map(toFinishedWorkflow)
-        ),
-      /**
-       * The executions recorded finished by this process, as they are recorded (subscribe before you read
-       * `finished`, so that none falls between the two).
-       */
-      finishedHere: finishedHere as PubSub.PubSub<FinishedWorkflow>,
-      /**
-       * The webhook URL the submit activity `activity` of the execution sends: `url` (null: none) the first time, the
-       * URL stored then on every later run (a request sent again with its key must have the same body).
-       */
-      webhookUrl: (
-        owner: { readonly workflowName: string; readonly executionId: string },
-        activity: string,
-        url: string | null
-      ) =>
-        // One statement: on a conflict the row is "updated" to itself, so that RETURNING gives the stored URL.
-        Effect.map(
-          sql`INSERT INTO boxkit_workflow_webhook_urls (execution_id, activity, url)
-            VALUES (${owner.executionId}, ${activity}, ${url})
-            ON CONFLICT (execution_id, activity) DO UPDATE SET url = boxkit_workflow_webhook_urls.url
-            RETURNING url`,
-          (rows) => (rows[0]?.url === null || rows[0]?.url === undefined ? null : String(rows[0].url))
-        ),
-      /** Marks `responseId` completed (keeps the first time). */
-      markCompleted: (responseId: string) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          sql`UPDATE boxkit_workflow_responses SET completed_at = ${now}
-            WHERE response_id = ${responseId} AND completed_at IS NULL`.pipe(Effect.asVoid)),
-      /** Marks the response awaited through `token` completed (keeps the first time). */
-      markCompletedByToken: (token: string) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          sql`UPDATE boxkit_workflow_responses SET completed_at = ${now}
-            WHERE token = ${token} AND completed_at IS NULL`.pipe(Effect.asVoid)),
-      /** The awaited responses submitted at or before `submittedBefore` (epoch ms) and not completed. */
-      pendingResponses: (submittedBefore: number) =>
-        Effect.map(
-          sql`SELECT * FROM boxkit_workflow_responses
-            WHERE completed_at IS NULL AND submitted_at <= ${submittedBefore} ORDER BY submitted_at`,
-          (rows) => rows.map(toAwaitedResponse)
-        ),
-      /** Every awaited response. */
-      responses: Effect.map(
-        sql`SELECT * FROM boxkit_workflow_responses ORDER BY submitted_at`,
-        (rows) => rows.map(toAwaitedResponse)
-      )
+      ...ownedBoxesOf(sql),
+      ...finishedWorkflowsOf(sql, finishedHere),
+      ...awaitedResponsesOf(sql)
     }
   })
 }) {}
