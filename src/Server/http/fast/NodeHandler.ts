@@ -378,7 +378,7 @@ export const make = (extra: ExtraRoutes) =>
     const serveAdmitted = (request: LocalRequest, admitted: RequestPipeline.Admit) => {
       if (admitted._tag === "Refused") return refuse(request, admitted.response)
       const proceed = (body: Uint8Array | undefined) =>
-        serve(request, pipeline.proceed(request, admitted, route, body), true, admitted.principal, admitted.release)
+        serve(request, pipeline.runAdmitted(request, admitted, route, body), true, admitted.principal, admitted.release)
       if (!hasBody(request.headers)) return proceed(undefined)
       readNodeBodyThen(request.source, admitted.maxBodyBytes, (read) => {
         const refusal = pipeline.refuseBody(read, admitted.maxBodyBytes)
