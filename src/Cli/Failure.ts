@@ -18,6 +18,7 @@ import * as Seed from "../Server/state/Seed.js"
 import * as StateStore from "../Server/state/StateStore.js"
 import * as Orchestrate from "./Orchestrate.js"
 import * as Serve from "./Serve.js"
+import * as SqlDriver from "../Sql/SqlDriver.js"
 import { ClientCommandError } from "./client/ClientOptions.js"
 
 /**
@@ -173,7 +174,10 @@ const explain = (error: unknown, command: string): Explained => {
   if (error instanceof StateStore.StateStoreError) {
     return {
       what: `cannot open the state store: ${error.message}`,
-      fix: error.message.includes("npm install")
+      // A damaged SQLite file's error says what to do itself: one line.
+      fix: error.message.endsWith(SqlDriver.damagedFileRemedy)
+        ? undefined
+        : error.message.includes("npm install")
         ? "install them next to boxkit, then run the command again"
         : "check --data-dir (a directory this user can write, used by no other boxkit serve) or --database-url " +
         "(BOXKIT_DATABASE_URL: a PostgreSQL database that exists and accepts the user)"

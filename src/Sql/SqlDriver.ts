@@ -124,22 +124,38 @@ export const keepPrivate = (path: string): void => {
   }
 }
 
-/**
- * The answer of SQLite's `PRAGMA quick_check` as one line: `ok` for a sound file, else what it found (the first
- * problems, joined).
- */
-const quickCheckResult = (rows: ReadonlyArray<unknown>): string =>
-  rows.map((row) => Object.values(row as Record<string, unknown>)[0]).slice(0, 3).map(String).join("; ")
+/** The longest report of `PRAGMA quick_check` kept in the damaged-file error, in characters. */
+const quickCheckReportLength = 240
 
 /**
- * The error of a damaged SQLite file: one line naming the file, what was found and what to do. Source:
+ * The answer of SQLite's `PRAGMA quick_check`: `ok` for a sound file, else what it found (the first problems, joined;
+ * a row of SQLite's report can itself hold several lines).
+ */
+const quickCheckResult = (rows: ReadonlyArray<unknown>): string =>
+  rows.map((row) => Object.values(row as Record<string, unknown>)[0]).slice(0, 3).map(String).join("; ").trim()
+
+/** What a check found, on one line (white space runs, line breaks included, as one space) and cut to its length. */
+const oneLineReport = (found: string): string => {
+  const line = found.replace(/\s+/g, " ").trim()
+  return line.length > quickCheckReportLength ? `${line.slice(0, quickCheckReportLength - 3)}...` : line
+}
+
+/**
+ * The error of a damaged SQLite file: one line naming the file, what was found (at most
+ * {@link quickCheckReportLength} characters of it) and what to do. Source:
  * docs/ASSUMPTIONS.md "Durable state".
  */
 export const damagedFileError = (path: string, found: string): SqlDriverError =>
   new SqlDriverError({
-    message: `the SQLite file ${path} is damaged (${found}): restore it from a backup, or move it away (with its ` +
-      `-wal and -shm files) to start with a new store`
+    message: `the SQLite file ${path} is damaged (${oneLineReport(found)}): ${damagedFileRemedy}`
   })
+
+/**
+ * What to do about a damaged SQLite file, as the damaged-file error says it (the command line prints no other fix
+ * after it).
+ */
+export const damagedFileRemedy = "restore it from a backup, or move it away (with its -wal and -shm files) to start " +
+  "with a new store"
 
 /** True for SQLite's answers about a file that is not a database or is damaged (SQLITE_NOTADB, SQLITE_CORRUPT). */
 const isDamage = (error: unknown): boolean =>

@@ -8,6 +8,8 @@ import { Cause, ConfigError, Duration, Effect, Exit, Option } from "effect"
 import { AppId } from "../../src/Domain/Ids.js"
 import * as ApiError from "../../src/ApiError.js"
 import * as Failure from "../../src/Cli/Failure.js"
+import * as StateStore from "../../src/Server/state/StateStore.js"
+import * as SqlDriver from "../../src/Sql/SqlDriver.js"
 import { Boxes } from "../../src/Client/Boxes.js"
 import { Secrets } from "../../src/Client/Secrets.js"
 import * as Transport from "../../src/Client/Transport.js"
@@ -102,5 +104,20 @@ describe("errors as a person reads them", () => {
     const verbose = Failure.report(Cause.die(new Error("boom")), { command: "serve", verbose: true })
     expect(verbose.lines[0]).toBe("boxkit serve: boom")
     expect(verbose.lines.join("\n")).toMatch(/^\s+at /m)
+  })
+})
+
+describe("a damaged SQLite file (docs/ASSUMPTIONS.md \"Durable state\")", () => {
+  it("is refused in one line naming the file and what to do, even when SQLite's check report spans lines", () => {
+    // What PRAGMA quick_check answered for 40 KiB of random bytes in the middle of a used database file.
+    const found = "*** in database main ***\nTree 16 page 60: btreeInitPage() returns error code 11\n" +
+      "Tree 16 page 61 cell 3: invalid page number 4242\n" + "x".repeat(400)
+    const error = new StateStore.StateStoreError({ message: SqlDriver.damagedFileError("/data/boxkit.db", found).message })
+    const { exitCode, lines } = Failure.report(Cause.fail(error), { command: "serve", verbose: false })
+    expect(exitCode).toBe(Failure.failureExitCode)
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(/^boxkit serve: cannot open the state store: the SQLite file \/data\/boxkit\.db is damaged \(\*\*\* in database main \*\*\* Tree 16 page 60/)
+    expect(lines[0]).toContain(SqlDriver.damagedFileRemedy)
+    expect(lines[0].length).toBeLessThan(500)
   })
 })
