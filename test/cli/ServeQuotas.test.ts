@@ -5,23 +5,7 @@
  * replayed.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { type ChildProcess, spawn } from "node:child_process"
-
-const start = (args: ReadonlyArray<string>) =>
-  new Promise<{ child: ChildProcess; origin: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["bin/boxkit.js", "serve", "--port", "0", ...args], {
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    child.stdout!.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString()
-      const match = /listening on (http:\/\/\S+)\/v1/.exec(stdout)
-      if (match !== null) resolve({ child, origin: match[1] })
-    })
-    child.on("exit", (code) => reject(new Error(`serve exited early with ${code}: ${stderr}`)))
-  })
+import * as ServeProcess from "../support/ServeProcess.js"
 
 /** A create-box request the service refuses (400: no image), with an Idempotency-Key: its 400 is remembered. */
 const refusedCreate = (origin: string, key: string) =>
@@ -33,7 +17,11 @@ const refusedCreate = (origin: string, key: string) =>
 
 describe("boxkit serve quota flags", () => {
   it("set the quotas /_local/state reports, and --quota-idempotency-keys bounds the remembered keys of an API key", async () => {
-    const { child, origin } = await start([
+    const { child, origin } = await ServeProcess.start([
+      "bin/boxkit.js",
+      "serve",
+      "--port",
+      "0",
       "--quota-boxes", "7",
       "--quota-background-responses", "6",
       "--quota-stored-mb", "5",

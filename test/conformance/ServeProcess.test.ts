@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as http from "node:http"
 import * as Harness from "../support/Harness.js"
+import * as ServeProcess from "../support/ServeProcess.js"
 
 interface Answer {
   readonly status: number
@@ -44,21 +44,8 @@ const waitFor = async (condition: () => Promise<boolean>, what: string) => {
 }
 
 const start = () =>
-  new Promise<{ child: ChildProcess; url: URL; stderr: () => string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "src/bin.ts", "serve", "--port", "0", "--server", Harness.server], {
-      cwd: process.cwd(),
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    child.stdout!.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString()
-      const match = /listening on (http:\/\/\S+)\/v1/.exec(stdout)
-      if (match !== null) resolve({ child, url: new URL(match[1]), stderr: () => stderr })
-    })
-    child.on("exit", (code) => reject(new Error(`serve exited early with ${code}: ${stderr}`)))
-  })
+  ServeProcess.start(["node_modules/tsx/dist/cli.mjs", "src/bin.ts", "serve", "--port", "0", "--server", Harness.server])
+    .then((started) => ({ ...started, url: new URL(started.origin) }))
 
 describe("boxkit serve", () => {
   it.live(`prints the real port for --port 0 and drains on SIGTERM (--server ${Harness.server})`, () =>

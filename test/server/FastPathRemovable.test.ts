@@ -8,10 +8,11 @@
  * It does not depend on the serving path under test, so the `platform` project skips it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, execFile } from "node:child_process"
 import { copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative, resolve, sep } from "node:path"
+import * as ServeProcess from "../support/ServeProcess.js"
 
 const fastFolder = resolve("src/Server/http/fast")
 
@@ -45,24 +46,10 @@ const stockOnlyCopy = (): string => {
   return directory
 }
 
-/** Starts `boxkit serve --port 0` from the copy's sources; resolves with its base URL (`http://HOST:PORT`). */
+/** Starts `boxkit serve --port 0` from the copy's sources; tsx as a loader of this one process (its command would run
+ * the program in a child process of its own). */
 const serve = (directory: string) =>
-  new Promise<{ readonly child: ChildProcess; readonly origin: string }>((resolvePromise, reject) => {
-    // tsx as a loader of this one process (its command would run the program in a child process of its own).
-    const child = spawn(process.execPath, ["--import", "tsx", "src/bin.ts", "serve", "--port", "0"], {
-      cwd: directory,
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    child.stdout!.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString()
-      const match = /listening on (http:\/\/\S+)\/v1/.exec(stdout)
-      if (match !== null) resolvePromise({ child, origin: match[1] })
-    })
-    child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)))
-  })
+  ServeProcess.start(["--import", "tsx", "src/bin.ts", "serve", "--port", "0"], { cwd: directory })
 
 const send = async (origin: string, path: string, init: { method?: string; body?: unknown; key?: string } = {}) => {
   const response = await fetch(origin + path, {
