@@ -332,7 +332,13 @@ export const layer = (options: Options = {}): Layer.Layer<Boxkit.Services | Test
     const embedded: EmbeddedService = {
       baseUrl,
       apiKey,
-      state: LocalService.localState.pipe(Effect.map(asLocalState), Effect.provide(service), Effect.withClock(liveClock))
+      state: LocalService.localState.pipe(
+        Effect.map(asLocalState),
+        // In memory, the state store never fails (StoreError is a durable store's).
+        Effect.catchTag("StoreError", Effect.die),
+        Effect.provide(service),
+        Effect.withClock(liveClock)
+      )
     }
     return Layer.merge(
       clientOnLiveClock.pipe(Layer.provide(Boxkit.layer({ apiKey, baseUrl, retry: options.retry }))),

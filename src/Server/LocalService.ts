@@ -87,7 +87,8 @@ export const apiLayer = HttpApiBuilder.api(BoxServiceApi).pipe(
 )
 
 /**
- * Loads a seed into the repositories. Organizations without `created_at` are created now.
+ * Loads a seed into the repositories. Organizations without `created_at` are created now. Fails with the state
+ * store's `StoreError` (state/StoreError.ts) when a durable store fails.
  *
  * @since 0.1.0
  * @category Utils
@@ -204,7 +205,10 @@ export const layerServices = (
   const store = responses.state ?? StateStore.layerMemory(responses.repositories)
   // The seed goes into a new store only: a store that has organizations keeps what it has (docs/ASSUMPTIONS.md).
   const repositories = Layer.effectDiscard(
-    Effect.flatMap(StateStore.StateLocation, (location) => location.fresh ? applySeed(seed) : Effect.void)
+    Effect.flatMap(StateStore.StateLocation, (location) => location.fresh ? applySeed(seed) : Effect.void).pipe(
+      // A store that fails while the seed goes in could not be prepared.
+      Effect.catchTag("StoreError", (error) => new StateStore.StateStoreError({ message: `Seeding: ${error.message}` }))
+    )
   ).pipe(Layer.provideMerge(Layer.provide(store, config)))
   const runtime = BoxRuntime.layer.pipe(Layer.provideMerge(repositories))
   const webhooks = WebhookDelivery.layer(responses.webhooks).pipe(Layer.provide(repositories))

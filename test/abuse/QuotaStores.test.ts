@@ -12,6 +12,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import * as MemoryRepositories from "../../src/Server/state/MemoryRepositories.js"
 import * as Repositories from "../../src/Server/state/Repositories.js"
+import type { StoreError } from "../../src/Server/state/StoreError.js"
 import { migrations } from "../../src/Server/state/sql/Migrations.js"
 import { boxes as sqlBoxes } from "../../src/Server/state/sql/SqlBoxes.js"
 import * as SqlRepositories from "../../src/Server/state/sql/SqlRepositories.js"
@@ -89,7 +90,7 @@ const responseRecord = (id: string, inputBytes: number): Repositories.ResponseRe
 const atOnce = <A>(
   instances: ReadonlyArray<Context.Context<Stores>>,
   count: number,
-  run: (index: number) => Effect.Effect<A, never, Stores>
+  run: (index: number) => Effect.Effect<A, StoreError, Stores>
 ) =>
   Effect.forEach(
     Array.from({ length: count }, (_, index) => index),
@@ -101,7 +102,7 @@ describe.each(stores)("quotas held by the store under concurrency: %s", (_, stor
   it.scoped("40 clipboard writes of 1 KiB at once on 40 boxes with a quota of 10 KiB store 10 KiB", () =>
     Effect.gen(function*() {
       const instances = yield* store
-      const use = <A>(effect: Effect.Effect<A, never, Stores>) => Effect.provide(effect, instances[0]!)
+      const use = <A>(effect: Effect.Effect<A, StoreError, Stores>) => Effect.provide(effect, instances[0]!)
       const boxes = yield* use(Repositories.Boxes)
       for (let index = 0; index < 40; index++) yield* boxes.insert(storedBox(`sb_${index}`))
       const bytes = new Uint8Array(kib)
@@ -134,12 +135,12 @@ describe.each(stores)("quotas held by the store under concurrency: %s", (_, stor
   it.scoped("clipboard writes and new response records at once share the quota: never past it", () =>
     Effect.gen(function*() {
       const instances = yield* store
-      const use = <A>(effect: Effect.Effect<A, never, Stores>) => Effect.provide(effect, instances[0]!)
+      const use = <A>(effect: Effect.Effect<A, StoreError, Stores>) => Effect.provide(effect, instances[0]!)
       const boxes = yield* use(Repositories.Boxes)
       const responses = yield* use(Repositories.Responses)
       for (let index = 0; index < 20; index++) yield* boxes.insert(storedBox(`sb_${index}`))
       const quota = 40 * kib
-      const outcomes = yield* atOnce(instances, 40, (index): Effect.Effect<{ readonly _tag: string }, never, Stores> =>
+      const outcomes = yield* atOnce(instances, 40, (index): Effect.Effect<{ readonly _tag: string }, StoreError, Stores> =>
         index % 2 === 0
           ? Effect.flatMap(Repositories.Boxes, (boxes) =>
             boxes.updateWithinStoredBytes(`sb_${index / 2}`, (record) => ({
@@ -162,7 +163,7 @@ describe.each(stores)("quotas held by the store under concurrency: %s", (_, stor
   it.scoped("30 secrets, 30 egress policies and 30 apps at once with quotas of 10 make 10 of each", () =>
     Effect.gen(function*() {
       const instances = yield* store
-      const use = <A>(effect: Effect.Effect<A, never, Stores>) => Effect.provide(effect, instances[0]!)
+      const use = <A>(effect: Effect.Effect<A, StoreError, Stores>) => Effect.provide(effect, instances[0]!)
       const now = "2026-01-01T00:00:00.000Z"
       const secrets = yield* atOnce(instances, 30, (index) =>
         Effect.flatMap(Repositories.Secrets, (secrets) =>

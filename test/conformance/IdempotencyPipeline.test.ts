@@ -233,7 +233,10 @@ describe("idempotency in the request pipeline", () => {
       // What the store holds while the request runs, seen from within its unit: the key is written when it settles
       // (the retry still sees none: the 503 wrote nothing).
       const seen: Array<number> = []
-      const handler = Effect.zipRight(Effect.tap(store.size, (size) => Effect.sync(() => seen.push(size))), counted.handler)
+      const handler = Effect.zipRight(
+        Effect.tap(Effect.orDie(store.size), (size) => Effect.sync(() => seen.push(size))),
+        counted.handler
+      )
       yield* expectRetriedAfter5xx({ ...counted, handler }, 503)
       expect(seen).toEqual([0, 0])
       expect(yield* store.size).toBe(1)

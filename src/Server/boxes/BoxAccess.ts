@@ -12,6 +12,7 @@ import { DateTime, Effect, Option } from "effect"
 import * as ApiError from "../../ApiError.js"
 import type { PrincipalShape } from "../../Contract/Principal.js"
 import { type BoxRecord, Boxes, Logs } from "../state/Repositories.js"
+import type { StoreError } from "../state/StoreError.js"
 
 /** The organization of an organization-scoped key, or 403 `permission_error`. */
 export const requireOrganization = (principal: PrincipalShape): Effect.Effect<string, ApiError.PermissionError> =>
@@ -49,6 +50,7 @@ export interface Access {
  * Decides whether the caller may operate a box, without side effects: 403 for keys that are not organization-scoped,
  * 404 when the box is not in the caller's organization, 403 for someone else's private box unless an admin sends a
  * non-blank override reason on an operation that accepts it, 403 for creator-only operations by anyone else.
+ * `StoreError` when the store fails to read the box.
  */
 export const access = (
   principal: PrincipalShape,
@@ -56,7 +58,7 @@ export const access = (
   operation: string,
   overrideReason: string | undefined,
   policy: OverridePolicy = "accepts"
-): Effect.Effect<Access, ApiError.PermissionError | ApiError.NotFoundError, Boxes> =>
+): Effect.Effect<Access, ApiError.PermissionError | ApiError.NotFoundError | StoreError, Boxes> =>
   Effect.gen(function*() {
     const orgId = yield* requireOrganization(principal)
     const boxes = yield* Boxes
@@ -95,7 +97,7 @@ export const operate = <A, E, R>(
   overrideReason: string | undefined,
   policy: OverridePolicy,
   use: (box: BoxRecord) => Effect.Effect<A, E, R>
-): Effect.Effect<A, E | ApiError.PermissionError | ApiError.NotFoundError, R | Boxes | Logs> =>
+): Effect.Effect<A, E | ApiError.PermissionError | ApiError.NotFoundError | StoreError, R | Boxes | Logs> =>
   Effect.gen(function*() {
     const granted = yield* access(principal, boxId, operation, overrideReason, policy)
     const result = yield* use(granted.box)

@@ -18,6 +18,7 @@ import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as ListenerPolicy from "./ListenerPolicy.js"
 import { DurableWork } from "../state/DurableWork.js"
+import type { StoreError } from "../state/StoreError.js"
 import * as StoreOutage from "../state/StoreOutage.js"
 import {
   Boxes,
@@ -49,35 +50,35 @@ export const baseImageOf = (name: string | undefined) =>
 /** The error message of a box built from `boxkit/fail-to-start`. */
 export const failToStartMessage = "The guest failed to boot: the image boxkit/fail-to-start never starts (simulated)."
 
-/** The runtime of the local service. */
+/** The runtime of the local service; each operation fails with `StoreError` when the state store does. */
 export class BoxRuntime extends Context.Tag("boxkit/server/BoxRuntime")<BoxRuntime, {
   /** The current runtime version (guest_schema_version) new boots use. */
-  readonly currentVersion: Effect.Effect<number>
+  readonly currentVersion: Effect.Effect<number, StoreError>
   /** Raises the current runtime version; boxes on an older one become "not current". */
-  readonly setCurrentVersion: (version: number) => Effect.Effect<void>
+  readonly setCurrentVersion: (version: number) => Effect.Effect<void, StoreError>
   /**
    * Starts booting a box in `creating`; it becomes `running` (or `failed`) after the boot delay. The boots wait in
    * one queue served by one fiber of the layer's scope (not a fiber per box).
    */
-  readonly boot: (boxId: string) => Effect.Effect<void>
+  readonly boot: (boxId: string) => Effect.Effect<void, StoreError>
   /**
    * A wake of a paused or sleeping box (resume). With a recorded upgrade it is a cold start: the box moves onto the
    * current runtime, memory and processes do not survive (clipboard and terminals cleared), `bootCount` + 1.
    */
-  readonly wake: (box: BoxRecord) => Effect.Effect<BoxRecord>
+  readonly wake: (box: BoxRecord) => Effect.Effect<BoxRecord, StoreError>
   /**
    * The upgrade of a running box that is not on the current runtime: it moves onto the current version and restarts
    * (processes stop, memory clears: clipboard and terminals cleared, `bootCount` + 1). The state changes at once; the
    * call returns after the simulated restart time (`bootDelay`). None when the box does not exist.
    */
-  readonly restart: (boxId: string) => Effect.Effect<Option.Option<BoxRecord>>
+  readonly restart: (boxId: string) => Effect.Effect<Option.Option<BoxRecord>, StoreError>
   /**
    * Terminates a box now: its listeners go (tcp addresses return to the organization's pool), clipboard and terminals
    * are cleared. None when it does not exist.
    */
-  readonly terminate: (boxId: string) => Effect.Effect<Option.Option<BoxRecord>>
+  readonly terminate: (boxId: string) => Effect.Effect<Option.Option<BoxRecord>, StoreError>
   /** Terminates every box whose lifetime has elapsed; returns how many. */
-  readonly expire: Effect.Effect<number>
+  readonly expire: Effect.Effect<number, StoreError>
 }>() {}
 
 const terminated = (box: BoxRecord): BoxRecord => ({

@@ -32,6 +32,7 @@ import type { IngressPort } from "../../Domain/Box.js"
 import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import { cutsNetwork, type PolicyDocument } from "../../Domain/EgressPolicy.js"
 import type { BoxRecord, EgressPolicies, ListenerRecord, TcpAddresses } from "../state/Repositories.js"
+import type { StoreError } from "../state/StoreError.js"
 
 /**
  * Rule 1, listeners require persistence: fails with 409 `conflict_error` `failed_precondition` when `persistent` is
@@ -89,7 +90,8 @@ export const refuseNoNetworkAtCreation = (
 
 /**
  * Rule 3, no network on publish: 409 `failed_precondition` when `box`'s egress policy (inline, or saved in `policies`)
- * sets `no_network: true`. A saved policy that no longer exists gives the box no such restriction.
+ * sets `no_network: true`. A saved policy that no longer exists gives the box no such restriction. `StoreError` when
+ * the store fails to read the saved policy.
  *
  * @since 0.1.0
  * @category Rules
@@ -97,7 +99,7 @@ export const refuseNoNetworkAtCreation = (
 export const refuseNoNetworkOnPublish = (
   box: BoxRecord,
   policies: EgressPolicies["Type"]
-): Effect.Effect<void, ApiError.ConflictError> =>
+): Effect.Effect<void, ApiError.ConflictError | StoreError> =>
   Effect.gen(function*() {
     if (box.egressPolicy === null) return
     const document = typeof box.egressPolicy === "string"
@@ -123,7 +125,7 @@ export const httpAddress = (boxId: string, port: number): string =>
 /**
  * Rule 4: the listener of `port` (protocol `http` when not given) on box `boxId` of organization `orgId`, with its
  * address: a tcp port takes one from the organization's pool in `tcpAddresses` (give it back with
- * {@link releaseAddresses} if the listener is not kept).
+ * {@link releaseAddresses} if the listener is not kept). `StoreError` when the store fails to take the address.
  *
  * @since 0.1.0
  * @category Addresses
@@ -133,7 +135,7 @@ export const takeListener = (
   orgId: string,
   boxId: string,
   port: IngressPort
-): Effect.Effect<ListenerRecord> => {
+): Effect.Effect<ListenerRecord, StoreError> => {
   const protocol = port.protocol ?? "http"
   return Effect.map(
     protocol === "tcp" ? tcpAddresses.take(orgId) : Effect.succeed(httpAddress(boxId, port.guest_port)),
@@ -142,7 +144,8 @@ export const takeListener = (
 }
 
 /**
- * Rule 4: gives the tcp addresses of `listeners` (of a box of organization `orgId`) back to its pool.
+ * Rule 4: gives the tcp addresses of `listeners` (of a box of organization `orgId`) back to its pool; `StoreError`
+ * when the store fails to keep them.
  *
  * @since 0.1.0
  * @category Addresses
@@ -151,7 +154,7 @@ export const releaseAddresses = (
   tcpAddresses: TcpAddresses["Type"],
   orgId: string,
   listeners: ReadonlyArray<ListenerRecord>
-): Effect.Effect<void> =>
+): Effect.Effect<void, StoreError> =>
   Effect.forEach(
     listeners,
     (listener) => listener.protocol === "tcp" ? tcpAddresses.release(orgId, listener.address) : Effect.void,

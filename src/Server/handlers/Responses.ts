@@ -19,6 +19,7 @@ import { ResponseEngine, type StreamEvent } from "../responses/ResponseEngine.js
 import { prepare } from "../responses/ResponseRequest.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as Quotas from "../Quotas.js"
+import * as StoreOutage from "../state/StoreOutage.js"
 
 const encoder = new TextEncoder()
 
@@ -33,7 +34,10 @@ export const encodeEvent = (event: StreamEvent): Uint8Array =>
 const jsonAnswer = (value: unknown, status: number) =>
   HttpServerResponse.uint8Array(Buffer.from(JSON.stringify(value), "utf8"), { status, contentType: "application/json" })
 
-/** The responses handlers. Keys that belong to no organization get 403. */
+/**
+ * The responses handlers. Keys that belong to no organization get 403; a failed state store is answered by
+ * StoreOutage.ts (503 with `Retry-After`, or 500).
+ */
 export const layer = HttpApiBuilder.group(BoxServiceApi, "responses", (handlers) =>
   Effect.gen(function*() {
     const engine = yield* ResponseEngine
@@ -59,11 +63,11 @@ export const layer = HttpApiBuilder.group(BoxServiceApi, "responses", (handlers)
           }
           // The finished object, encoded by `toJson` (the schema's encoding, without its cost).
           return jsonAnswer(toJson(yield* engine.foreground(principal, prepared)), 200)
-        }))
+        }).pipe(Effect.catchTag("StoreError", StoreOutage.refuse)))
       .handle("retrieve", ({ path }) =>
         Effect.gen(function*() {
           const principal = yield* Principal
           yield* actingOrganization(principal)
           return yield* engine.retrieve(principal, path.response_id)
-        }))
+        }).pipe(Effect.catchTag("StoreError", StoreOutage.refuse)))
   }))

@@ -1,7 +1,8 @@
 /**
  * Every failure of the local service becomes the spec's error envelope here, once: typed API errors, schema failures
  * of path, query, headers or body (400 naming the field), malformed JSON (400, without quoting the body), unknown
- * routes (404), a state store that cannot answer now (503 with `Retry-After`, StoreOutage.ts), defects (500,
+ * routes (404), a failed state store (`StoreError`: 503 with `Retry-After` when it cannot answer now, else 500,
+ * StoreOutage.ts), defects (500,
  * logged), and requests that are not even valid HTTP (400, see
  * {@link withEnvelopeOnClientError}).
  *
@@ -129,15 +130,11 @@ export const fromCause = (
       return Effect.succeed(fromApiError(ApiError.make.notFound(`No operation ${request.method} ${request.url}.`)))
     }
   }
+  const stored = StoreOutage.storeErrorOf(cause)
+  if (Option.isSome(stored)) return Effect.map(StoreOutage.answer(stored.value), fromApiError)
   const defect = Cause.squash(cause)
   if (defect instanceof MalformedJsonBody) {
     return Effect.succeed(fromApiError(ApiError.make.invalidRequest(malformedJsonMessage(defect.reason))))
-  }
-  if (StoreOutage.isOutageCause(cause)) {
-    // One line per request, without the stack: an outage fails every request until the database is back.
-    return Effect.logWarning(`request refused: the state store is unavailable (${StoreOutage.describe(cause)})`).pipe(
-      Effect.as(fromApiError(StoreOutage.unavailable()))
-    )
   }
   return Effect.logError("request failed with a server error", cause).pipe(
     Effect.as(fromApiError(ApiError.make.server()))

@@ -16,6 +16,7 @@
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { HttpApiBuilder } from "@effect/platform"
 import { Chunk, Context, Effect, Layer, Option, type Scope } from "effect"
+import type { StoreError } from "../state/StoreError.js"
 
 /**
  * One group built with {@link group}: the group, its handlers, and the services it was built with.
@@ -54,7 +55,9 @@ export class Registry extends Context.Tag("boxkit/server/HandlerGroups/Registry"
 
 /**
  * `HttpApiBuilder.group`, recording the group's handlers and services in the {@link Registry} when one is in
- * context (else exactly `HttpApiBuilder.group`). Same parameters, layer and errors as `HttpApiBuilder.group`.
+ * context (else exactly `HttpApiBuilder.group`). Same parameters, layer and errors as `HttpApiBuilder.group`, but a
+ * handler may also fail with the state store's `StoreError` (state/StoreError.ts), which is not part of the contract:
+ * both serving paths answer it with the error envelope (ErrorResponse.fromCause: 503 or 500 `server_error`).
  *
  * @since 0.1.0
  * @category Constructors
@@ -70,7 +73,11 @@ export const group = <
   api: HttpApi.HttpApi<ApiId, Groups, ApiError, ApiR>,
   groupName: Name,
   build: (
-    handlers: HttpApiBuilder.Handlers.FromGroup<ApiError, ApiR, HttpApiGroup.HttpApiGroup.WithName<Groups, Name>>
+    handlers: HttpApiBuilder.Handlers.FromGroup<
+      ApiError | StoreError,
+      ApiR,
+      HttpApiGroup.HttpApiGroup.WithName<Groups, Name>
+    >
   ) => HttpApiBuilder.Handlers.ValidateReturn<Return>
 ): Layer.Layer<
   HttpApiGroup.ApiGroup<ApiId, Name>,

@@ -21,6 +21,7 @@ import * as FaultInjection from "../pipeline/FaultInjection.js"
 import * as Idempotency from "../pipeline/Idempotency.js"
 import * as ResponseEngine from "../responses/ResponseEngine.js"
 import * as Repositories from "../state/Repositories.js"
+import * as StoreOutage from "../state/StoreOutage.js"
 import * as ErrorResponse from "./ErrorResponse.js"
 import * as InspectionPage from "./InspectionPage.js"
 import * as LocalRouteGuard from "./LocalRouteGuard.js"
@@ -196,6 +197,9 @@ export const localRoutes = (options: AppOptions = {}) =>
           return HttpServerResponse.unsafeJson({ guest_schema_version: body.right.guest_schema_version })
         }
         return ErrorResponse.fromApiError(ApiError.make.notFound(`No local route ${request.method} ${path}.`))
-      })
+      }).pipe(
+        // A failed state store is answered as on /v1 (StoreOutage.ts): 503 with Retry-After, or 500.
+        Effect.catchTag("StoreError", (error) => Effect.map(StoreOutage.answer(error), ErrorResponse.fromApiError))
+      )
   })
 

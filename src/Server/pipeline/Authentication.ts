@@ -12,6 +12,7 @@ import { type Context, Effect, Option, type Redacted } from "effect"
 import * as ApiError from "../../ApiError.js"
 import type { PrincipalShape } from "../../Contract/Principal.js"
 import type { ApiKeyRecord, Identity, OrganizationRecord, UserRecord } from "../state/Repositories.js"
+import type { StoreError } from "../state/StoreError.js"
 
 const bearerPattern = /^Bearer[ \t]+(\S+)[ \t]*$/i
 
@@ -43,11 +44,11 @@ export interface Caller {
   readonly organization: OrganizationRecord | undefined
 }
 
-/** The caller behind `key`, or undefined for a key the identity store does not know. */
+/** The caller behind `key`, or undefined for a key the identity store does not know; `StoreError` when it fails. */
 export const lookUpCaller = (
   identity: Context.Tag.Service<Identity>,
   key: Redacted.Redacted<string>
-): Effect.Effect<Caller | undefined> =>
+): Effect.Effect<Caller | undefined, StoreError> =>
   Effect.flatMap(identity.findKey(key), (record) => {
     if (Option.isNone(record)) return Effect.succeed(undefined)
     const userId = record.value.userId

@@ -22,6 +22,7 @@ import { createHash } from "node:crypto"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { defaultIdempotencyBytes, defaultIdempotencyKeys } from "../Quotas.js"
 import { MemoryStoredUsage, StoredUsage } from "../state/MemoryRepositories.js"
+import type { StoreError } from "../state/StoreError.js"
 
 /**
  * The largest answer body remembered by default, in bytes (1 MiB; Quotas.ts `idempotencyAnswerBytes`): a larger answer is not recorded and its key is left
@@ -41,7 +42,7 @@ export interface RememberedAnswer {
 /** The store could not read or record a key (a durable store's failure); `reason` says why. */
 export class IdempotencyStoreError extends Data.TaggedError("IdempotencyStoreError")<{
   readonly reason: string
-  /** The store's own error, when there is one (StoreOutage.ts tells from it whether the store is unavailable). */
+  /** The database's failure as a `StoreError`, when there is one (StoreOutage.ts answers it). */
   readonly cause?: unknown
 }> {}
 
@@ -96,9 +97,9 @@ export class IdempotencyStore extends Context.Tag("boxkit/server/IdempotencyStor
     inUnit?: boolean
   ) => Effect.Effect<Claim, IdempotencyStoreError>
   /** How many keys are remembered (settled or running). */
-  readonly size: Effect.Effect<number>
+  readonly size: Effect.Effect<number, StoreError>
   /** The body bytes of the answers remembered for organization `orgId`'s API keys (part of its `stored_bytes`). */
-  readonly storedBytes: (orgId: string) => Effect.Effect<number>
+  readonly storedBytes: (orgId: string) => Effect.Effect<number, StoreError>
 }>() {}
 
 /**

@@ -446,7 +446,8 @@ const admitRequest = (services: PipelineServices, request: HttpServerRequest.Htt
         services.callers.set(value, { caller, until: services.clock.unsafeCurrentTimeMillis() + callerIndexMillis })
       }
       return decideAdmission(services, request, caller)
-    })
+    }).pipe(Effect.catchTag("StoreError", (error) =>
+      Effect.map(StoreOutage.answer(error), (answer) => refused(ErrorResponse.fromApiError(answer)))))
   })
 
 /** {@link Pipeline.handle}: admission, then steps 6-7 and `run`; what admission took is given back at the end. */

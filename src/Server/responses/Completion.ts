@@ -11,19 +11,23 @@
 import { Clock, type Context, Effect, Option } from "effect"
 import * as ModelResponse from "../../Domain/ModelResponse.js"
 import type { Responses } from "../state/Repositories.js"
+import type { StoreError } from "../state/StoreError.js"
 import type { Transactions } from "../state/Transactions.js"
 import type { WebhookDelivery } from "./WebhookDelivery.js"
 
 /** How a response was asked for: answered on the request (`foreground`, `stream`) or later (`background`). */
 export type Mode = "foreground" | "stream" | "background"
 
-/** The step that finishes a response, over the service's responses and webhook delivery. */
+/**
+ * The step that finishes a response, over the service's responses and webhook delivery; fails with `StoreError` when
+ * the store does (nothing of the unit is kept).
+ */
 export const make = (
   responses: Context.Tag.Service<Responses>,
   webhooks: Context.Tag.Service<WebhookDelivery>,
   transactions: Context.Tag.Service<Transactions>
 ) =>
-(mode: Mode, record: { readonly id: string }, final: ModelResponse.ModelResponse): Effect.Effect<void> =>
+(mode: Mode, record: { readonly id: string }, final: ModelResponse.ModelResponse): Effect.Effect<void, StoreError> =>
   transactions.atomically(Effect.gen(function*() {
     const nowMillis = yield* Clock.currentTimeMillis
     const updated = yield* responses.update(record.id, (current) => ({

@@ -27,6 +27,7 @@ import { PromptCache } from "./PromptCache.js"
 import { DurableWork, type StoredJob } from "../state/DurableWork.js"
 import { Logs, Responses } from "../state/Repositories.js"
 import { Transactions } from "../state/Transactions.js"
+import { StoreError } from "../state/StoreError.js"
 import * as StoreOutage from "../state/StoreOutage.js"
 import { initialObject, type Prepared } from "./ResponseRequest.js"
 import * as ResponseSession from "./ResponseSession.js"
@@ -50,7 +51,7 @@ export interface EngineOptions {
   readonly backgroundConcurrency?: number | undefined
 }
 
-/** The Responses engine of the local service. */
+/** The Responses engine of the local service. Each operation fails with `StoreError` when the state store does. */
 export class ResponseEngine extends Context.Tag("boxkit/server/ResponseEngine")<ResponseEngine, {
   /**
    * Runs a foreground request to its end and returns the finished object (status `completed`, or `incomplete` at
@@ -60,21 +61,22 @@ export class ResponseEngine extends Context.Tag("boxkit/server/ResponseEngine")<
   readonly foreground: (
     principal: PrincipalShape,
     prepared: Prepared
-  ) => Effect.Effect<ModelResponse.ModelResponse, ApiError.ServerError | ApiError.QuotaExceededError>
+  ) => Effect.Effect<ModelResponse.ModelResponse, ApiError.ServerError | ApiError.QuotaExceededError | StoreError>
   /**
    * Runs a foreground request as a stream of Responses events; the result is stored before the terminal event. Each
    * of these creates fails with 429 `quota_exceeded_error` code `stored_bytes` when the new record would pass the
-   * organization's stored bytes (checked as it is stored, Quotas.ts).
+   * organization's stored bytes (checked as it is stored, Quotas.ts). The stream fails with `StoreError` (no
+   * terminal event) when the result cannot be stored.
    */
   readonly stream: (
     principal: PrincipalShape,
     prepared: Prepared
-  ) => Effect.Effect<Stream.Stream<StreamEvent>, ApiError.QuotaExceededError>
+  ) => Effect.Effect<Stream.Stream<StreamEvent, StoreError>, ApiError.QuotaExceededError | StoreError>
   /** Accepts a background request: stores it `queued` and returns that object; it is completed later. */
   readonly background: (
     principal: PrincipalShape,
     prepared: Prepared
-  ) => Effect.Effect<ModelResponse.ModelResponse, ApiError.QuotaExceededError>
+  ) => Effect.Effect<ModelResponse.ModelResponse, ApiError.QuotaExceededError | StoreError>
   /**
    * Reads a response of the caller's organization. A finished result's first read starts its retention clock; an
    * expired one is gone (404 `not_found_error`, param `response_id`).
@@ -82,7 +84,7 @@ export class ResponseEngine extends Context.Tag("boxkit/server/ResponseEngine")<
   readonly retrieve: (
     principal: PrincipalShape,
     id: string
-  ) => Effect.Effect<ModelResponse.ModelResponse, ApiError.NotFoundError>
+  ) => Effect.Effect<ModelResponse.ModelResponse, ApiError.NotFoundError | StoreError>
   /** Background responses of organization `orgId` accepted (or taken over) by this instance and not finished. */
   readonly backgroundInFlight: (orgId: string) => Effect.Effect<number>
 }>() {}
@@ -143,8 +145,9 @@ export const layerWith = (options: EngineOptions = {}) =>
             Stream.suspend(() => Stream.fromIterable(state.head())),
             Stream.concat(Stream.mapConcat(state.chunks(), state.onChunk), tail)
           ).pipe(
+            // A store failure ends the stream without a terminal event: nothing is told stored that was not.
             Stream.catchAll((error) =>
-              Stream.unwrap(Effect.map(state.fail(error), (final) =>
+              error instanceof StoreError ? Stream.fail(error) : Stream.unwrap(Effect.map(state.fail(error), (final) =>
                 Stream.make(state.event("response.failed", { response: encodeResponse(final) }))))
             ),
             Stream.ensuring(state.cancelled)

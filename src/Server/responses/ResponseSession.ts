@@ -21,6 +21,7 @@ import {
 } from "./LanguageModel.js"
 import type { PromptCache } from "./PromptCache.js"
 import { type Prepared, usageOf } from "./ResponseRequest.js"
+import * as StoreOutage from "../state/StoreOutage.js"
 
 /** One Responses streaming event (`ModelResponse.StreamEvent`). */
 export type StreamEvent = ModelResponse.StreamEvent
@@ -269,11 +270,17 @@ export const make = ({ finish, model, promptCache }: SessionServices) =>
             Effect.as(final)
           )
         }),
-      /** Ended before its end (the client went away, or the service stops): stored `cancelled`. */
+      /**
+       * Ended before its end (the client went away, or the service stops): stored `cancelled`. A store that fails
+       * then is logged (nobody waits for this answer); the record keeps the status stored before.
+       */
       cancelled: Effect.suspend(() =>
         finished
           ? Effect.void
-          : finish(mode, base, new ModelResponse.ModelResponse({ ...base, status: "cancelled" }, true))
+          : Effect.catchAll(
+            finish(mode, base, new ModelResponse.ModelResponse({ ...base, status: "cancelled" }, true)),
+            StoreOutage.logStoreFailure("storing a cancelled response")
+          )
       ),
       event
     }

@@ -33,6 +33,8 @@ import * as SelfDelivery from "../http/SelfDelivery.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { DurableWork, type StoredDelivery } from "../state/DurableWork.js"
 import { Logs, Responses } from "../state/Repositories.js"
+import type { StoreError } from "../state/StoreError.js"
+import * as StoreOutage from "../state/StoreOutage.js"
 import { FairQueue } from "./FairQueue.js"
 
 /** Attempts in one round, back to back (spec: 3). */
@@ -138,9 +140,12 @@ export interface Delivery {
   readonly body: unknown
 }
 
-/** Delivers completion webhooks; `deliver` returns at once and the rounds run in the background. */
+/**
+ * Delivers completion webhooks; `deliver` stores the pending delivery (in the caller's unit of work; `StoreError` when
+ * the store fails) and returns at once, and the rounds run in the background.
+ */
 export class WebhookDelivery extends Context.Tag("boxkit/server/WebhookDelivery")<WebhookDelivery, {
-  readonly deliver: (delivery: Delivery) => Effect.Effect<void>
+  readonly deliver: (delivery: Delivery) => Effect.Effect<void, StoreError>
 }>() {}
 
 /** Options of the delivery service. */
@@ -252,6 +257,14 @@ export const layer = (options: DeliveryOptions = {}) =>
         return Effect.either(Effect.mapError(post, describe(expired)))
       }
 
+      /**
+       * A store write of a delivery's bookkeeping (the attempt's log entry, the first delivery time, the stored
+       * position), logged and gone past when the store fails: the receiver's answer decides the delivery, not the
+       * store; a position not stored repeats attempts after a restart (at least once, as webhooks are).
+       */
+      const going = <A>(effect: Effect.Effect<A, StoreError>): Effect.Effect<void> =>
+        Effect.catchAll(Effect.asVoid(effect), StoreOutage.logStoreFailure("recording a completion webhook attempt"))
+
       const attempt = (delivery: Delivery, request: HttpClientRequest.HttpClientRequest, position: DeliveryPosition) =>
         Effect.clockWith((clock) =>
           Effect.gen(function*() {
@@ -262,7 +275,7 @@ export const layer = (options: DeliveryOptions = {}) =>
             const self = outcome._tag === "Right" && outcome.right === selfRefused
             const status = outcome._tag === "Right" ? (self ? 403 : outcome.right) : null
             const ok = status !== null && status >= 200 && status < 300
-            yield* logs.delivery({
+            yield* going(logs.delivery({
               response_id: delivery.responseId,
               url: redactUserinfo(delivery.url),
               round: position.round,
@@ -271,7 +284,7 @@ export const layer = (options: DeliveryOptions = {}) =>
               error: outcome._tag === "Left" ? outcome.left : self ? selfRefusedReason : null,
               ok,
               at: new Date(nowMillis).toISOString()
-            })
+            }))
             if (!ok) {
               return yield* Effect.fail(
                 new DeliveryFailed({
@@ -282,9 +295,9 @@ export const layer = (options: DeliveryOptions = {}) =>
                 })
               )
             }
-            yield* responses.update(delivery.responseId, (record) =>
-              record.firstDeliveredAtMillis === null ? { ...record, firstDeliveredAtMillis: nowMillis } : record)
-            yield* work.finishDelivery(delivery.responseId)
+            yield* going(responses.update(delivery.responseId, (record) =>
+              record.firstDeliveredAtMillis === null ? { ...record, firstDeliveredAtMillis: nowMillis } : record))
+            yield* going(work.finishDelivery(delivery.responseId))
           })
         )
 
@@ -322,7 +335,7 @@ export const layer = (options: DeliveryOptions = {}) =>
           Effect.suspend(() => {
             const previous = position
             position = next
-            return Effect.zipRight(work.progressDelivery(delivery.responseId, next), next.round > previous.round
+            return Effect.zipRight(going(work.progressDelivery(delivery.responseId, next)), next.round > previous.round
               // At debug level: thousands of deliveries to a dead receiver must not flood the log; giving up is an
               // error.
               ? Effect.logDebug("completion webhook round failed").pipe(Effect.annotateLogs({
@@ -346,7 +359,7 @@ export const layer = (options: DeliveryOptions = {}) =>
       const logGiveUp = (delivery: Delivery) => (error: DeliveryFailed) =>
         Effect.logError("completion webhook not delivered after every round; the response is unchanged").pipe(
           Effect.annotateLogs({ response_id: delivery.responseId, reason: error.reason }),
-          Effect.zipRight(work.finishDelivery(delivery.responseId))
+          Effect.zipRight(going(work.finishDelivery(delivery.responseId)))
         )
 
       /**
@@ -370,7 +383,7 @@ export const layer = (options: DeliveryOptions = {}) =>
             onWorker(delivery.orgId, attempt(delivery, request, stored.position)),
             (failure) => retry(delivery, request, failure, stored.position)
           ).pipe(Effect.catchAll(logGiveUp(delivery)))
-        })
+        }).pipe(Effect.catchAll(StoreOutage.logStoreFailure("resuming a completion webhook")))
 
       /**
        * The first attempt of a delivery (on a worker); when it fails, the rounds go on in a fiber of their own.

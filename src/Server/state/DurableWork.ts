@@ -14,6 +14,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { Prepared } from "../responses/ResponseRequest.js"
+import type { StoreError } from "./StoreError.js"
 
 /** A background response accepted and not finished: its id, organization, request and earliest start (Unix ms). */
 export interface StoredJob {
@@ -41,21 +42,21 @@ export interface StoredDelivery {
   readonly position: StoredPosition
 }
 
-/** The work store. */
+/** The work store; a durable one fails with `StoreError` (StoreError.ts) when its database fails. */
 export class DurableWork extends Context.Tag("boxkit/server/DurableWork")<DurableWork, {
   /** True when work survives a restart: the service then leaves unfinished work to be resumed instead of cancelling it. */
   readonly resumable: boolean
-  readonly addJob: (job: StoredJob) => Effect.Effect<void>
-  readonly finishJob: (responseId: string) => Effect.Effect<void>
-  readonly addDelivery: (delivery: StoredDelivery) => Effect.Effect<void>
+  readonly addJob: (job: StoredJob) => Effect.Effect<void, StoreError>
+  readonly finishJob: (responseId: string) => Effect.Effect<void, StoreError>
+  readonly addDelivery: (delivery: StoredDelivery) => Effect.Effect<void, StoreError>
   /** Records the position of the next attempt after a failed one. */
-  readonly progressDelivery: (responseId: string, position: StoredPosition) => Effect.Effect<void>
+  readonly progressDelivery: (responseId: string, position: StoredPosition) => Effect.Effect<void, StoreError>
   /** The delivery succeeded or was given up after its last round. */
-  readonly finishDelivery: (responseId: string) => Effect.Effect<void>
+  readonly finishDelivery: (responseId: string) => Effect.Effect<void, StoreError>
   /** Takes over the jobs whose owner is gone; this instance now runs them. */
-  readonly claimJobs: Effect.Effect<ReadonlyArray<StoredJob>>
+  readonly claimJobs: Effect.Effect<ReadonlyArray<StoredJob>, StoreError>
   /** Takes over the deliveries whose owner is gone; this instance now makes their next attempts. */
-  readonly claimDeliveries: Effect.Effect<ReadonlyArray<StoredDelivery>>
+  readonly claimDeliveries: Effect.Effect<ReadonlyArray<StoredDelivery>, StoreError>
 }>() {}
 
 /** In memory: nothing is kept, nothing is ever found to take over. */

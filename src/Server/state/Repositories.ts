@@ -1,7 +1,8 @@
 /**
  * The local service's state, behind repository services. Handlers only see these interfaces; the in-memory
  * implementations (MemoryRepositories.ts) are the default, and a durable store (sql/) provides other layers for the
- * same tags. Every method is atomic with respect to the others.
+ * same tags. Every method is atomic with respect to the others. A method fails with `StoreError` (StoreError.ts) when
+ * the database behind a durable store fails; the in-memory repositories never fail.
  *
  * @since 0.1.0
  */
@@ -10,6 +11,7 @@ import { createHash } from "node:crypto"
 import type { ImageSpec, Listener } from "../../Domain/Box.js"
 import type { PolicyDocument } from "../../Domain/EgressPolicy.js"
 import type { ModelResponse } from "../../Domain/ModelResponse.js"
+import type { StoreError } from "./StoreError.js"
 
 /** An organization: `credits` false answers 402; `createdAtMillis` (Unix ms) decides the new-organization cap. */
 export interface OrganizationRecord {
@@ -38,13 +40,16 @@ export interface ApiKeyRecord {
 /** Organizations, users and API keys. */
 export class Identity extends Context.Tag("boxkit/server/Identity")<Identity, {
   /** The record of an API key, found by the key itself. */
-  readonly findKey: (key: Redacted.Redacted<string>) => Effect.Effect<Option.Option<ApiKeyRecord>>
-  readonly organization: (id: string) => Effect.Effect<Option.Option<OrganizationRecord>>
-  readonly user: (id: string) => Effect.Effect<Option.Option<UserRecord>>
-  readonly organizations: Effect.Effect<ReadonlyArray<OrganizationRecord>>
-  readonly addOrganization: (record: OrganizationRecord) => Effect.Effect<void>
-  readonly addUser: (record: UserRecord) => Effect.Effect<void>
-  readonly addKey: (key: Redacted.Redacted<string>, record: Omit<ApiKeyRecord, "keyId">) => Effect.Effect<ApiKeyRecord>
+  readonly findKey: (key: Redacted.Redacted<string>) => Effect.Effect<Option.Option<ApiKeyRecord>, StoreError>
+  readonly organization: (id: string) => Effect.Effect<Option.Option<OrganizationRecord>, StoreError>
+  readonly user: (id: string) => Effect.Effect<Option.Option<UserRecord>, StoreError>
+  readonly organizations: Effect.Effect<ReadonlyArray<OrganizationRecord>, StoreError>
+  readonly addOrganization: (record: OrganizationRecord) => Effect.Effect<void, StoreError>
+  readonly addUser: (record: UserRecord) => Effect.Effect<void, StoreError>
+  readonly addKey: (
+    key: Redacted.Redacted<string>,
+    record: Omit<ApiKeyRecord, "keyId">
+  ) => Effect.Effect<ApiKeyRecord, StoreError>
 }>() {}
 
 /** The non-reversible id of an API key: the first 16 hex digits of its SHA-256. */
@@ -64,10 +69,10 @@ export interface AppRecord {
 
 /** Apps, one per name per organization. */
 export class Apps extends Context.Tag("boxkit/server/Apps")<Apps, {
-  readonly findByName: (orgId: string, name: string) => Effect.Effect<Option.Option<AppRecord>>
-  readonly get: (orgId: string, id: string) => Effect.Effect<Option.Option<AppRecord>>
+  readonly findByName: (orgId: string, name: string) => Effect.Effect<Option.Option<AppRecord>, StoreError>
+  readonly get: (orgId: string, id: string) => Effect.Effect<Option.Option<AppRecord>, StoreError>
   /** Returns the app with this name, creating it with `make` when missing: one app per name, whatever the race. */
-  readonly findOrCreate: (orgId: string, name: string, make: () => AppRecord) => Effect.Effect<AppRecord>
+  readonly findOrCreate: (orgId: string, name: string, make: () => AppRecord) => Effect.Effect<AppRecord, StoreError>
   /**
    * As `findOrCreate`, but a new app is made only while the organization holds fewer than `maxApps` apps; the count
    * and the insert are one step (one statement in SQL, with the organization's usage row locked in PostgreSQL).
@@ -78,10 +83,10 @@ export class Apps extends Context.Tag("boxkit/server/Apps")<Apps, {
     name: string,
     make: () => AppRecord,
     maxApps: number
-  ) => Effect.Effect<Option.Option<AppRecord>>
+  ) => Effect.Effect<Option.Option<AppRecord>, StoreError>
   /** How many apps organization `orgId` holds (Quotas.ts). */
-  readonly count: (orgId: string) => Effect.Effect<number>
-  readonly list: Effect.Effect<ReadonlyArray<AppRecord>>
+  readonly count: (orgId: string) => Effect.Effect<number, StoreError>
+  readonly list: Effect.Effect<ReadonlyArray<AppRecord>, StoreError>
 }>() {}
 
 /** A secret: the value is `Redacted` and never leaves the service. Dates are ISO 8601 strings. */
@@ -95,9 +100,14 @@ export interface SecretRecord {
 
 /** Secrets by organization and name. */
 export class Secrets extends Context.Tag("boxkit/server/Secrets")<Secrets, {
-  readonly get: (orgId: string, name: string) => Effect.Effect<Option.Option<SecretRecord>>
+  readonly get: (orgId: string, name: string) => Effect.Effect<Option.Option<SecretRecord>, StoreError>
   /** Creates the secret or replaces its value (keeping `createdAt`). */
-  readonly put: (orgId: string, name: string, value: Redacted.Redacted<string>, now: string) => Effect.Effect<SecretRecord>
+  readonly put: (
+    orgId: string,
+    name: string,
+    value: Redacted.Redacted<string>,
+    now: string
+  ) => Effect.Effect<SecretRecord, StoreError>
   /**
    * As `put`, but a new secret is created only while the organization holds fewer than `maxSecrets` secrets (the
    * count and the insert one step); replacing the value of a secret that exists is never refused. None when refused
@@ -109,9 +119,9 @@ export class Secrets extends Context.Tag("boxkit/server/Secrets")<Secrets, {
     value: Redacted.Redacted<string>,
     now: string,
     maxSecrets: number
-  ) => Effect.Effect<Option.Option<SecretRecord>>
+  ) => Effect.Effect<Option.Option<SecretRecord>, StoreError>
   /** How many secrets organization `orgId` holds (Quotas.ts). */
-  readonly count: (orgId: string) => Effect.Effect<number>
+  readonly count: (orgId: string) => Effect.Effect<number, StoreError>
 }>() {}
 
 /** A saved egress policy with its normalized document. */
@@ -126,18 +136,22 @@ export interface PolicyRecord {
 
 /** Egress policies by id. */
 export class EgressPolicies extends Context.Tag("boxkit/server/EgressPolicies")<EgressPolicies, {
-  readonly get: (orgId: string, id: string) => Effect.Effect<Option.Option<PolicyRecord>>
-  readonly insert: (record: PolicyRecord) => Effect.Effect<void>
+  readonly get: (orgId: string, id: string) => Effect.Effect<Option.Option<PolicyRecord>, StoreError>
+  readonly insert: (record: PolicyRecord) => Effect.Effect<void, StoreError>
   /**
    * Inserts `record` (a new policy) unless its organization already holds `maxPolicies` policies; the count and the
    * insert are one step. True when inserted; false when refused (nothing written). Source: docs/ASSUMPTIONS.md
    * "Quotas".
    */
-  readonly insertWithinQuota: (record: PolicyRecord, maxPolicies: number) => Effect.Effect<boolean>
+  readonly insertWithinQuota: (record: PolicyRecord, maxPolicies: number) => Effect.Effect<boolean, StoreError>
   /** How many saved egress policies organization `orgId` holds (Quotas.ts). */
-  readonly count: (orgId: string) => Effect.Effect<number>
-  readonly update: (orgId: string, id: string, f: (record: PolicyRecord) => PolicyRecord) => Effect.Effect<Option.Option<PolicyRecord>>
-  readonly list: Effect.Effect<ReadonlyArray<PolicyRecord>>
+  readonly count: (orgId: string) => Effect.Effect<number, StoreError>
+  readonly update: (
+    orgId: string,
+    id: string,
+    f: (record: PolicyRecord) => PolicyRecord
+  ) => Effect.Effect<Option.Option<PolicyRecord>, StoreError>
+  readonly list: Effect.Effect<ReadonlyArray<PolicyRecord>, StoreError>
 }>() {}
 
 /** A published port with its address; `customDomains` are the hostnames registered for an http port. */
@@ -185,16 +199,19 @@ export const noTerminalSizes: BoxRecord["terminalSizes"] = Object.freeze({})
 
 /** Boxes by id. */
 export class Boxes extends Context.Tag("boxkit/server/Boxes")<Boxes, {
-  readonly get: (id: string) => Effect.Effect<Option.Option<BoxRecord>>
-  readonly insert: (record: BoxRecord) => Effect.Effect<void>
+  readonly get: (id: string) => Effect.Effect<Option.Option<BoxRecord>, StoreError>
+  readonly insert: (record: BoxRecord) => Effect.Effect<void, StoreError>
   /**
    * Inserts `record` (a new box: not terminated, no clipboard) unless its organization already holds
    * `maxActiveBoxes` boxes that are not terminated; the count and the insert are one step (one statement in SQL).
    * True when inserted; false when refused, and then nothing is written. Source: docs/ASSUMPTIONS.md "Quotas".
    */
-  readonly insertWithinQuota: (record: BoxRecord, maxActiveBoxes: number) => Effect.Effect<boolean>
+  readonly insertWithinQuota: (record: BoxRecord, maxActiveBoxes: number) => Effect.Effect<boolean, StoreError>
   /** Applies `f` atomically; None when the box does not exist. */
-  readonly update: (id: string, f: (record: BoxRecord) => BoxRecord) => Effect.Effect<Option.Option<BoxRecord>>
+  readonly update: (
+    id: string,
+    f: (record: BoxRecord) => BoxRecord
+  ) => Effect.Effect<Option.Option<BoxRecord>, StoreError>
   /**
    * Applies `f` atomically, as `update`, unless `f` grows the box's clipboard and the organization's stored bytes
    * (its clipboards and response records) would then pass `maxStoredBytes`: the read of what is stored and the write
@@ -206,29 +223,29 @@ export class Boxes extends Context.Tag("boxkit/server/Boxes")<Boxes, {
     id: string,
     f: (record: BoxRecord) => BoxRecord,
     maxStoredBytes: number
-  ) => Effect.Effect<StoredBytesUpdate<BoxRecord>>
+  ) => Effect.Effect<StoredBytesUpdate<BoxRecord>, StoreError>
   /**
    * Applies `f` to each of the boxes `ids` that exist, all of them atomically (one unit of work: the boots due
    * together, BoxRuntime.ts), once per box however often its id is listed; ids of boxes that do not exist are
    * skipped. `f` must have no effect of its own: a store may apply it to a record it holds, find the stored one
    * changed, and apply it again to that (SqlBoxes.ts); only the result for the stored record is written.
    */
-  readonly updateAll: (ids: ReadonlyArray<string>, f: (record: BoxRecord) => BoxRecord) => Effect.Effect<void>
-  readonly list: Effect.Effect<ReadonlyArray<BoxRecord>>
+  readonly updateAll: (ids: ReadonlyArray<string>, f: (record: BoxRecord) => BoxRecord) => Effect.Effect<void, StoreError>
+  readonly list: Effect.Effect<ReadonlyArray<BoxRecord>, StoreError>
   /**
    * The boxes not terminated whose `max_lifetime_seconds` has elapsed at `nowMillis` (Unix ms). Only boxes with a
    * lifetime are looked at, so the periodic lifetime check costs nothing for boxes without one.
    */
-  readonly expired: (nowMillis: number) => Effect.Effect<ReadonlyArray<BoxRecord>>
+  readonly expired: (nowMillis: number) => Effect.Effect<ReadonlyArray<BoxRecord>, StoreError>
   /**
    * The boxes still `creating` that were created before `createdBeforeMillis` (Unix ms): boots a restart, or an
    * instance that died, left unfinished (BoxRuntime.ts boots them).
    */
-  readonly creating: (createdBeforeMillis: number) => Effect.Effect<ReadonlyArray<BoxRecord>>
+  readonly creating: (createdBeforeMillis: number) => Effect.Effect<ReadonlyArray<BoxRecord>, StoreError>
   /** True when a box of organization `orgId` has `hostname` among the custom domains of one of its listeners. */
-  readonly hasCustomDomain: (orgId: string, hostname: string) => Effect.Effect<boolean>
+  readonly hasCustomDomain: (orgId: string, hostname: string) => Effect.Effect<boolean, StoreError>
   /** What organization `orgId`'s boxes hold: boxes not terminated, and the bytes on their clipboards. */
-  readonly usage: (orgId: string) => Effect.Effect<BoxUsage>
+  readonly usage: (orgId: string) => Effect.Effect<BoxUsage, StoreError>
 }>() {}
 
 /**
@@ -252,8 +269,8 @@ export interface BoxUsage {
  * until then (the service's `initialGuestSchemaVersion` applies).
  */
 export class RuntimeVersion extends Context.Tag("boxkit/server/RuntimeVersion")<RuntimeVersion, {
-  readonly get: Effect.Effect<Option.Option<number>>
-  readonly set: (version: number) => Effect.Effect<void>
+  readonly get: Effect.Effect<Option.Option<number>, StoreError>
+  readonly set: (version: number) => Effect.Effect<void, StoreError>
 }>() {}
 
 /** Tcp addresses kept by an organization after unpublish, for reuse by its other boxes (spec: listener rule 3). */
@@ -262,9 +279,9 @@ export class TcpAddresses extends Context.Tag("boxkit/server/TcpAddresses")<TcpA
    * An address of the organization's pool, or a fresh one (`tcp.boxes.localhost:PORT`, ports from 20000, counted
    * per service: two services in one process never share a counter).
    */
-  readonly take: (orgId: string) => Effect.Effect<string>
-  readonly release: (orgId: string, address: string) => Effect.Effect<void>
-  readonly pool: (orgId: string) => Effect.Effect<ReadonlyArray<string>>
+  readonly take: (orgId: string) => Effect.Effect<string, StoreError>
+  readonly release: (orgId: string, address: string) => Effect.Effect<void, StoreError>
+  readonly pool: (orgId: string) => Effect.Effect<ReadonlyArray<string>, StoreError>
 }>() {}
 
 /**
@@ -283,8 +300,8 @@ export interface ResponseRecord {
 
 /** Model responses by id. */
 export class Responses extends Context.Tag("boxkit/server/Responses")<Responses, {
-  readonly get: (id: string) => Effect.Effect<Option.Option<ResponseRecord>>
-  readonly insert: (record: ResponseRecord) => Effect.Effect<void>
+  readonly get: (id: string) => Effect.Effect<Option.Option<ResponseRecord>, StoreError>
+  readonly insert: (record: ResponseRecord) => Effect.Effect<void, StoreError>
   /**
    * Inserts `record` (a new response) unless the organization's stored bytes (clipboards and response records) plus
    * the record's own ({@link responseBytes}) would pass `maxStoredBytes`; the read of what is stored and the insert
@@ -294,12 +311,12 @@ export class Responses extends Context.Tag("boxkit/server/Responses")<Responses,
   readonly insertWithinStoredBytes: (
     record: ResponseRecord,
     maxStoredBytes: number
-  ) => Effect.Effect<StoredBytesUpdate<ResponseRecord>>
-  readonly update: (id: string, f: (record: ResponseRecord) => ResponseRecord) => Effect.Effect<Option.Option<ResponseRecord>>
-  readonly remove: (id: string) => Effect.Effect<void>
-  readonly list: Effect.Effect<ReadonlyArray<ResponseRecord>>
+  ) => Effect.Effect<StoredBytesUpdate<ResponseRecord>, StoreError>
+  readonly update: (id: string, f: (record: ResponseRecord) => ResponseRecord) => Effect.Effect<Option.Option<ResponseRecord>, StoreError>
+  readonly remove: (id: string) => Effect.Effect<void, StoreError>
+  readonly list: Effect.Effect<ReadonlyArray<ResponseRecord>, StoreError>
   /** The bytes organization `orgId`'s response records take, as JSON text (Quotas.ts). */
-  readonly storedBytes: (orgId: string) => Effect.Effect<number>
+  readonly storedBytes: (orgId: string) => Effect.Effect<number, StoreError>
 }>() {}
 
 /** The JSON text size of inputs already measured (an input is shared by every version of its record). */
@@ -349,12 +366,12 @@ export interface WebhookDeliveryEntry {
 
 /** Append-only logs: the audit log and the webhook delivery log. */
 export class Logs extends Context.Tag("boxkit/server/Logs")<Logs, {
-  readonly audit: (entry: AuditEntry) => Effect.Effect<void>
-  readonly auditLog: Effect.Effect<ReadonlyArray<AuditEntry>>
-  readonly delivery: (entry: WebhookDeliveryEntry) => Effect.Effect<void>
-  readonly deliveries: Effect.Effect<ReadonlyArray<WebhookDeliveryEntry>>
+  readonly audit: (entry: AuditEntry) => Effect.Effect<void, StoreError>
+  readonly auditLog: Effect.Effect<ReadonlyArray<AuditEntry>, StoreError>
+  readonly delivery: (entry: WebhookDeliveryEntry) => Effect.Effect<void, StoreError>
+  readonly deliveries: Effect.Effect<ReadonlyArray<WebhookDeliveryEntry>, StoreError>
   /** Forgets the delivery log entries written before `beforeMillis` (Unix ms): the log is kept as long as results. */
-  readonly pruneDeliveries: (beforeMillis: number) => Effect.Effect<void>
+  readonly pruneDeliveries: (beforeMillis: number) => Effect.Effect<void, StoreError>
 }>() {}
 
 /** Every repository service of the local service. */

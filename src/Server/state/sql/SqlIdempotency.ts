@@ -36,11 +36,14 @@ import {
   type RememberedAnswer
 } from "../../pipeline/Idempotency.js"
 import { defaultIdempotencyBytes, defaultIdempotencyKeys } from "../../Quotas.js"
+import { StoreError } from "../StoreError.js"
 import { bytesOf, flagOf, numberOf, numberOrNull, rowsAffectedOf } from "./Rows.js"
 import { lockedStoredBytes } from "./SqlRepositories.js"
 import { Instances } from "./SqlWork.js"
 
-const storeError = (error: SqlError.SqlError) => new IdempotencyStoreError({ reason: error.message, cause: error })
+/** The idempotency store's failure, with the database's as a `StoreError` (StoreOutage.ts answers it). */
+const storeError = (error: SqlError.SqlError) =>
+  new IdempotencyStoreError({ reason: error.message, cause: StoreError.fromError("IdempotencyStore", error) })
 
 type Row = Record<string, unknown>
 
@@ -292,9 +295,9 @@ export const layer = Layer.scoped(
           }
           return yield* Effect.fail(new IdempotencyStoreError({ reason: "the key kept changing while it was claimed" }))
         }).pipe(Effect.catchTag("SqlError", (error) => Effect.fail(storeError(error)))),
-      size: Effect.orDie(Effect.map(sql`SELECT count(*) AS count FROM idempotency_keys`, (rows) => numberOf(rows[0].count))),
+      size: StoreError.refail("IdempotencyStore.size")(Effect.map(sql`SELECT count(*) AS count FROM idempotency_keys`, (rows) => numberOf(rows[0].count))),
       storedBytes: (orgId) =>
-        Effect.orDie(Effect.map(
+        StoreError.refail("IdempotencyStore.storedBytes")(Effect.map(
           sql`SELECT answer_bytes FROM org_usage WHERE org_id = ${orgId}`,
           (rows) => rows.length === 0 ? 0 : numberOf(rows[0].answer_bytes)
         ))

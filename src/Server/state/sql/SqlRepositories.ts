@@ -35,12 +35,14 @@ import {
   TcpAddresses,
   type WebhookDeliveryEntry
 } from "../Repositories.js"
+import { StoreError } from "../StoreError.js"
 import { flagOf, numberOf, numberOrNull, rowsAffectedOf, textOrNull } from "./Rows.js"
 
 type Row = Record<string, unknown>
 
-/** A store failure is a defect (the request answers 500); the repositories' interfaces have no error channel. */
-const orDie = <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, never, R> => Effect.orDie(effect)
+/** `effect` with its database failure as the repositories' `StoreError` of `operation` (e.g. `Apps.list`). */
+const refail = <A, R>(operation: string, effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, StoreError, R> =>
+  StoreError.refail(operation)(effect)
 
 /**
  * True when a text column can hold `key` as it is: no NUL (PostgreSQL refuses it with an error, SQLite's strings end
@@ -58,7 +60,7 @@ export const forUpdate = (sql: SqlClient.SqlClient) =>
 
 /**
  * Reads one row with its lock, applies `f` to the decoded record and writes it back, in one transaction; None when
- * the row does not exist.
+ * the row does not exist. Fails with the database's `SqlError` (the caller names the operation: `StoreError.refail`).
  */
 export const modify = <A>(
   sql: SqlClient.SqlClient,
@@ -66,15 +68,15 @@ export const modify = <A>(
   decode: (row: Row) => A,
   f: (record: A) => A,
   write: (next: A, current: A) => Effect.Effect<unknown, SqlError.SqlError>
-): Effect.Effect<Option.Option<A>> =>
-  orDie(sql.withTransaction(Effect.gen(function*() {
+): Effect.Effect<Option.Option<A>, SqlError.SqlError> =>
+  sql.withTransaction(Effect.gen(function*() {
     const row = first(yield* read)
     if (Option.isNone(row)) return Option.none<A>()
     const current = decode(row.value)
     const next = f(current)
     if (next !== current) yield* write(next, current)
     return Option.some(next)
-  })))
+  }))
 
 /**
  * What organization `orgId` stores (clipboard, response and remembered answer bytes of `org_usage`), read in the
@@ -130,7 +132,7 @@ const insertBelowCount = (
 
 /** How many of what `column` counts organization `orgId` holds. */
 const countOf = (sql: SqlClient.SqlClient, column: CountColumn, orgId: string) =>
-  orDie(sql`SELECT ${sql.literal(column)} AS held FROM org_usage WHERE org_id = ${orgId}`).pipe(
+  sql`SELECT ${sql.literal(column)} AS held FROM org_usage WHERE org_id = ${orgId}`.pipe(
     Effect.map((rows) => rows.length === 0 ? 0 : numberOf(rows[0].held))
   )
 
@@ -150,7 +152,7 @@ export const identity = Layer.effect(
     })
     return {
       findKey: (key) =>
-        orDie(sql`SELECT key_id, org_id, user_id FROM api_keys WHERE key_hash = ${keyHashOf(key)}`).pipe(
+        refail("Identity.findKey", sql`SELECT key_id, org_id, user_id FROM api_keys WHERE key_hash = ${keyHashOf(key)}`).pipe(
           Effect.map((rows) =>
             Option.map(first(rows), (row): ApiKeyRecord => ({
               keyId: String(row.key_id),
@@ -160,28 +162,28 @@ export const identity = Layer.effect(
           )
         ),
       organization: (id) =>
-        orDie(sql`SELECT id, credits, created_at_millis FROM organizations WHERE id = ${id}`).pipe(
+        refail("Identity.organization", sql`SELECT id, credits, created_at_millis FROM organizations WHERE id = ${id}`).pipe(
           Effect.map((rows) => Option.map(first(rows), organizationOf))
         ),
       user: (id) =>
-        orDie(sql`SELECT id, org_id, admin FROM users WHERE id = ${id}`).pipe(
+        refail("Identity.user", sql`SELECT id, org_id, admin FROM users WHERE id = ${id}`).pipe(
           Effect.map((rows) =>
             Option.map(first(rows), (row) => ({ id: String(row.id), orgId: String(row.org_id), admin: flagOf(row.admin) }))
           )
         ),
-      organizations: orDie(sql`SELECT id, credits, created_at_millis FROM organizations ORDER BY id`).pipe(
+      organizations: refail("Identity.organizations", sql`SELECT id, credits, created_at_millis FROM organizations ORDER BY id`).pipe(
         Effect.map((rows) => rows.map(organizationOf))
       ),
       addOrganization: (record) =>
-        orDie(sql`INSERT INTO organizations (id, credits, created_at_millis)
+        refail("Identity.addOrganization", sql`INSERT INTO organizations (id, credits, created_at_millis)
           VALUES (${record.id}, ${record.credits ? 1 : 0}, ${record.createdAtMillis})
           ON CONFLICT (id) DO UPDATE SET credits = excluded.credits, created_at_millis = excluded.created_at_millis`),
       addUser: (record) =>
-        orDie(sql`INSERT INTO users (id, org_id, admin) VALUES (${record.id}, ${record.orgId}, ${record.admin ? 1 : 0})
+        refail("Identity.addUser", sql`INSERT INTO users (id, org_id, admin) VALUES (${record.id}, ${record.orgId}, ${record.admin ? 1 : 0})
           ON CONFLICT (id) DO UPDATE SET org_id = excluded.org_id, admin = excluded.admin`),
       addKey: (key, record) => {
         const full: ApiKeyRecord = { ...record, keyId: keyIdOf(key) }
-        return orDie(sql`INSERT INTO api_keys (key_hash, key_id, org_id, user_id)
+        return refail("Identity.addKey", sql`INSERT INTO api_keys (key_hash, key_id, org_id, user_id)
           VALUES (${keyHashOf(key)}, ${full.keyId}, ${full.orgId}, ${full.userId})
           ON CONFLICT (key_hash) DO UPDATE SET org_id = excluded.org_id, user_id = excluded.user_id`).pipe(Effect.as(full))
       }
@@ -212,7 +214,7 @@ export const apps = Layer.effect(
       const known = byName.get(nameKey(orgId, name))
       if (known !== undefined) return Effect.succeed(Option.some(known))
       if (!storable(name)) return Effect.succeedNone
-      return orDie(sql`SELECT id, org_id, name, created_at FROM apps WHERE org_id = ${orgId} AND name = ${name}`).pipe(
+      return refail("Apps.findByName", sql`SELECT id, org_id, name, created_at FROM apps WHERE org_id = ${orgId} AND name = ${name}`).pipe(
         Effect.map((rows) => Option.map(first(rows), remember))
       )
     }
@@ -224,7 +226,7 @@ export const apps = Layer.effect(
           ? Effect.succeed(Option.some(known))
           : !storable(id)
           ? Effect.succeedNone
-          : orDie(sql`SELECT id, org_id, name, created_at FROM apps WHERE id = ${id}`).pipe(
+          : refail("Apps.get", sql`SELECT id, org_id, name, created_at FROM apps WHERE id = ${id}`).pipe(
             Effect.map((rows) => Option.map(first(rows), remember))
           )
         return Effect.map(found, Option.filter((app) => app.orgId === orgId))
@@ -234,7 +236,7 @@ export const apps = Layer.effect(
           if (Option.isSome(found)) return Effect.succeed(found.value)
           const created = make()
           // One app per name whatever the race (another request, another instance): the row that won is returned.
-          return orDie(sql`INSERT INTO apps (id, org_id, name, created_at)
+          return refail("Apps.findOrCreate", sql`INSERT INTO apps (id, org_id, name, created_at)
             VALUES (${created.id}, ${orgId}, ${name}, ${created.createdAt}) ON CONFLICT DO NOTHING`).pipe(
             Effect.zipRight(findByName(orgId, name)),
             Effect.map(Option.getOrElse(() => created))
@@ -245,7 +247,7 @@ export const apps = Layer.effect(
           if (Option.isSome(found)) return Effect.succeed(found)
           const created = make()
           // The app that won a race for the name is found whatever the count; refused, none is.
-          return orDie(insertBelowCount(
+          return refail("Apps.findOrCreateWithinQuota", insertBelowCount(
             sql,
             "apps",
             orgId,
@@ -255,8 +257,8 @@ export const apps = Layer.effect(
             sql`ON CONFLICT DO NOTHING`
           )).pipe(Effect.zipRight(findByName(orgId, name)))
         }),
-      count: (orgId) => countOf(sql, "apps", orgId),
-      list: orDie(sql`SELECT id, org_id, name, created_at FROM apps ORDER BY created_at, id`).pipe(
+      count: (orgId) => refail("Apps.count", countOf(sql, "apps", orgId)),
+      list: refail("Apps.list", sql`SELECT id, org_id, name, created_at FROM apps ORDER BY created_at, id`).pipe(
         Effect.map((rows) => rows.map(remember))
       )
     }
@@ -270,7 +272,7 @@ export const secrets = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     return {
       get: (orgId, name) =>
-        orDie(sql`SELECT value, created_at, updated_at FROM secrets WHERE org_id = ${orgId} AND name = ${name}`).pipe(
+        refail("Secrets.get", sql`SELECT value, created_at, updated_at FROM secrets WHERE org_id = ${orgId} AND name = ${name}`).pipe(
           Effect.map((rows) =>
             Option.map(first(rows), (row) => ({
               orgId,
@@ -282,14 +284,14 @@ export const secrets = Layer.effect(
           )
         ),
       put: (orgId, name, value, now) =>
-        orDie(sql`INSERT INTO secrets (org_id, name, value, created_at, updated_at)
+        refail("Secrets.put", sql`INSERT INTO secrets (org_id, name, value, created_at, updated_at)
           VALUES (${orgId}, ${name}, ${Redacted.value(value)}, ${now}, ${now})
           ON CONFLICT (org_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
           RETURNING created_at`).pipe(
           Effect.map((rows) => ({ orgId, name, value, createdAt: String(rows[0]?.created_at ?? now), updatedAt: now }))
         ),
       putWithinQuota: (orgId, name, value, now, maxSecrets) =>
-        orDie(Effect.gen(function*() {
+        refail("Secrets.putWithinQuota", Effect.gen(function*() {
           const record = (rows: ReadonlyArray<Row>) =>
             Option.map(first(rows), (row) => ({ orgId, name, value, createdAt: String(row.created_at), updatedAt: now }))
           const written = record(
@@ -311,7 +313,7 @@ export const secrets = Layer.effect(
               WHERE org_id = ${orgId} AND name = ${name} RETURNING created_at`
           )
         })),
-      count: (orgId) => countOf(sql, "secrets", orgId)
+      count: (orgId) => refail("Secrets.count", countOf(sql, "secrets", orgId))
     }
   })
 )
@@ -324,15 +326,15 @@ export const egressPolicies = Layer.effect(
     const decode = (row: Row): PolicyRecord => JSON.parse(String(row.record))
     return {
       get: (orgId, id) =>
-        orDie(sql`SELECT record FROM egress_policies WHERE id = ${id} AND org_id = ${orgId}`).pipe(
+        refail("EgressPolicies.get", sql`SELECT record FROM egress_policies WHERE id = ${id} AND org_id = ${orgId}`).pipe(
           Effect.map((rows) => Option.map(first(rows), decode))
         ),
       insert: (record) =>
-        orDie(sql`INSERT INTO egress_policies (id, org_id, record)
+        refail("EgressPolicies.insert", sql`INSERT INTO egress_policies (id, org_id, record)
           VALUES (${record.id}, ${record.orgId}, ${JSON.stringify(record)})
           ON CONFLICT (id) DO UPDATE SET org_id = excluded.org_id, record = excluded.record`),
       insertWithinQuota: (record, maxPolicies) =>
-        orDie(insertBelowCount(
+        refail("EgressPolicies.insertWithinQuota", insertBelowCount(
           sql,
           "egress_policies",
           record.orgId,
@@ -341,16 +343,16 @@ export const egressPolicies = Layer.effect(
           sql`SELECT ${record.id}, ${record.orgId}, ${JSON.stringify(record)}`,
           sql.literal("")
         ).raw).pipe(Effect.map((raw) => rowsAffectedOf(raw) === 1)),
-      count: (orgId) => countOf(sql, "egress_policies", orgId),
+      count: (orgId) => refail("EgressPolicies.count", countOf(sql, "egress_policies", orgId)),
       update: (orgId, id, f) =>
-        modify(
+        refail("EgressPolicies.update", modify(
           sql,
           sql`SELECT record FROM egress_policies WHERE id = ${id} AND org_id = ${orgId} ${forUpdate(sql)}`,
           decode,
           f,
           (next) => sql`UPDATE egress_policies SET record = ${JSON.stringify(next)} WHERE id = ${id}`
-        ),
-      list: orDie(sql`SELECT record FROM egress_policies ORDER BY id`).pipe(Effect.map((rows) => rows.map(decode)))
+        )),
+      list: refail("EgressPolicies.list", sql`SELECT record FROM egress_policies ORDER BY id`).pipe(Effect.map((rows) => rows.map(decode)))
     }
   })
 )
@@ -361,11 +363,11 @@ export const runtimeVersion = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return {
-      get: orDie(sql`SELECT value FROM settings WHERE name = 'guest_schema_version'`).pipe(
+      get: refail("RuntimeVersion.get", sql`SELECT value FROM settings WHERE name = 'guest_schema_version'`).pipe(
         Effect.map((rows) => Option.map(first(rows), (row) => Number(row.value)))
       ),
       set: (version) =>
-        orDie(sql`INSERT INTO settings (name, value) VALUES ('guest_schema_version', ${String(version)})
+        refail("RuntimeVersion.set", sql`INSERT INTO settings (name, value) VALUES ('guest_schema_version', ${String(version)})
           ON CONFLICT (name) DO UPDATE SET value = excluded.value`)
     }
   })
@@ -392,16 +394,16 @@ export const tcpAddresses = Layer.effect(
       ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value`
     return {
       take: (orgId) =>
-        orDie(Effect.gen(function*() {
+        refail("TcpAddresses.take", Effect.gen(function*() {
           const pooled = first(yield* fromPool(orgId))
           if (Option.isSome(pooled)) return String(pooled.value.address)
           const rows = yield* freshPort
           return `tcp.boxes.localhost:${numberOf(rows[0].value)}`
         })),
       release: (orgId, address) =>
-        orDie(sql`INSERT INTO tcp_addresses (org_id, address) VALUES (${orgId}, ${address}) ON CONFLICT DO NOTHING`),
+        refail("TcpAddresses.release", sql`INSERT INTO tcp_addresses (org_id, address) VALUES (${orgId}, ${address}) ON CONFLICT DO NOTHING`),
       pool: (orgId) =>
-        orDie(sql`SELECT address FROM tcp_addresses WHERE org_id = ${orgId} ORDER BY seq`).pipe(
+        refail("TcpAddresses.pool", sql`SELECT address FROM tcp_addresses WHERE org_id = ${orgId} ORDER BY seq`).pipe(
           Effect.map((rows) => rows.map((row) => String(row.address)))
         )
     }
@@ -439,9 +441,9 @@ export const responses = Layer.effect(
       get: (id) =>
         !storable(id)
           ? Effect.succeedNone
-          : orDie(sql`SELECT * FROM responses WHERE id = ${id}`).pipe(Effect.map((rows) => Option.map(first(rows), decode))),
+          : refail("Responses.get", sql`SELECT * FROM responses WHERE id = ${id}`).pipe(Effect.map((rows) => Option.map(first(rows), decode))),
       insert: (record) =>
-        orDie(sql.withTransaction(Effect.gen(function*() {
+        refail("Responses.insert", sql.withTransaction(Effect.gen(function*() {
           const bytes = responseBytes(record)
           yield* sql`INSERT INTO responses (id, org_id, record, webhook_token, first_delivered_at_millis, bytes)
             VALUES (${record.id}, ${record.orgId}, ${document(record)}, ${token(record)},
@@ -449,7 +451,7 @@ export const responses = Layer.effect(
           yield* countBytes(record.orgId, bytes)
         }))),
       insertWithinStoredBytes: (record, maxStoredBytes) =>
-        orDie(sql.withTransaction(Effect.gen(function*() {
+        refail("Responses.insertWithinStoredBytes", sql.withTransaction(Effect.gen(function*() {
           const stored = yield* lockedStoredBytes(sql, record.orgId)
           const bytes = responseBytes(record)
           if (stored + bytes > maxStoredBytes) {
@@ -462,7 +464,7 @@ export const responses = Layer.effect(
           return { _tag: "Written", record } satisfies StoredBytesUpdate<ResponseRecord>
         }))),
       update: (id, f) =>
-        modify(sql, sql`SELECT * FROM responses WHERE id = ${id} ${forUpdate(sql)}`, decode, f, (next, current) =>
+        refail("Responses.update", modify(sql, sql`SELECT * FROM responses WHERE id = ${id} ${forUpdate(sql)}`, decode, f, (next, current) =>
           Effect.gen(function*() {
             const bytes = next.object === current.object ? undefined : responseBytes(next)
             if (bytes !== undefined) {
@@ -471,17 +473,17 @@ export const responses = Layer.effect(
             yield* sql`UPDATE responses SET record = ${document(next)}, webhook_token = ${token(next)},
               first_delivered_at_millis = ${next.firstDeliveredAtMillis}, bytes = ${bytes ?? responseBytes(current)}
               WHERE id = ${id}`
-          })),
+          }))),
       remove: (id) =>
-        orDie(sql.withTransaction(Effect.gen(function*() {
+        refail("Responses.remove", sql.withTransaction(Effect.gen(function*() {
           const removed = yield* sql`DELETE FROM responses WHERE id = ${id} RETURNING org_id, bytes`
           if (removed.length === 1) yield* countBytes(String(removed[0].org_id), -numberOf(removed[0].bytes))
         }))),
       storedBytes: (orgId) =>
-        orDie(sql`SELECT response_bytes FROM org_usage WHERE org_id = ${orgId}`).pipe(
+        refail("Responses.storedBytes", sql`SELECT response_bytes FROM org_usage WHERE org_id = ${orgId}`).pipe(
           Effect.map((rows) => rows.length === 0 ? 0 : numberOf(rows[0].response_bytes))
         ),
-      list: orDie(sql`SELECT * FROM responses ORDER BY id`).pipe(Effect.map((rows) => rows.map(decode)))
+      list: refail("Responses.list", sql`SELECT * FROM responses ORDER BY id`).pipe(Effect.map((rows) => rows.map(decode)))
     }
   })
 )
@@ -492,15 +494,15 @@ export const logs = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return {
-      audit: (entry) => orDie(sql`INSERT INTO audit_log (entry) VALUES (${JSON.stringify(entry)})`),
-      auditLog: orDie(sql`SELECT entry FROM audit_log ORDER BY seq`).pipe(
+      audit: (entry) => refail("Logs.audit", sql`INSERT INTO audit_log (entry) VALUES (${JSON.stringify(entry)})`),
+      auditLog: refail("Logs.auditLog", sql`SELECT entry FROM audit_log ORDER BY seq`).pipe(
         Effect.map((rows) => rows.map((row): AuditEntry => JSON.parse(String(row.entry))))
       ),
       delivery: (entry) =>
-        orDie(sql`INSERT INTO webhook_deliveries (response_id, at_millis, entry)
+        refail("Logs.delivery", sql`INSERT INTO webhook_deliveries (response_id, at_millis, entry)
           VALUES (${entry.response_id}, ${Date.parse(entry.at)}, ${JSON.stringify(entry)})`),
-      pruneDeliveries: (beforeMillis) => orDie(sql`DELETE FROM webhook_deliveries WHERE at_millis < ${beforeMillis}`),
-      deliveries: orDie(sql`SELECT entry FROM webhook_deliveries ORDER BY seq`).pipe(
+      pruneDeliveries: (beforeMillis) => refail("Logs.pruneDeliveries", sql`DELETE FROM webhook_deliveries WHERE at_millis < ${beforeMillis}`),
+      deliveries: refail("Logs.deliveries", sql`SELECT entry FROM webhook_deliveries ORDER BY seq`).pipe(
         Effect.map((rows) => rows.map((row): WebhookDeliveryEntry => JSON.parse(String(row.entry))))
       )
     }

@@ -17,6 +17,7 @@ import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
 import type { Prepared } from "../../responses/ResponseRequest.js"
 import { LocalServiceConfig } from "../../LocalServiceConfig.js"
 import { DurableWork, type StoredDelivery, type StoredJob } from "../DurableWork.js"
+import { StoreError } from "../StoreError.js"
 import { Transactions } from "../Transactions.js"
 import { numberOf } from "./Rows.js"
 
@@ -81,7 +82,7 @@ const deliveryOf = (row: Row): StoredDelivery => ({
   }
 })
 
-/** The work store in SQL (`background_jobs`, `webhook_outbox`), owned by instances. */
+/** The work store in SQL (`background_jobs`, `webhook_outbox`), owned by instances; fails with `StoreError`. */
 export const layerDurableWork = Layer.effect(
   DurableWork,
   Effect.gen(function*() {
@@ -96,30 +97,31 @@ export const layerDurableWork = Layer.effect(
       addJob: (job) => {
         // The webhook token stays with the response record; it is not copied here.
         const { webhookToken: _token, ...prepared } = job.prepared
-        return Effect.orDie(sql`INSERT INTO background_jobs (response_id, org_id, prepared, not_before_millis, owner)
+        return StoreError.refail("DurableWork.addJob")(sql`INSERT INTO background_jobs (response_id, org_id, prepared, not_before_millis, owner)
           VALUES (${job.responseId}, ${job.orgId}, ${JSON.stringify(prepared)}, ${job.notBeforeMillis}, ${instances.id})`)
       },
-      finishJob: (responseId) => Effect.orDie(sql`DELETE FROM background_jobs WHERE response_id = ${responseId}`),
+      finishJob: (responseId) => StoreError.refail("DurableWork.finishJob")(sql`DELETE FROM background_jobs WHERE response_id = ${responseId}`),
       addDelivery: (delivery) =>
-        Effect.orDie(sql`INSERT INTO webhook_outbox (response_id, url, body, round, attempt, round_started_at_millis, owner)
+        StoreError.refail("DurableWork.addDelivery")(sql`INSERT INTO webhook_outbox (response_id, url, body, round, attempt, round_started_at_millis, owner)
           VALUES (${delivery.responseId}, ${delivery.url}, ${JSON.stringify(delivery.body)}, ${delivery.position.round},
             ${delivery.position.attempt}, ${delivery.position.roundStartedAtMillis}, ${instances.id})
           ON CONFLICT (response_id) DO UPDATE SET url = excluded.url, body = excluded.body, round = excluded.round,
             attempt = excluded.attempt, round_started_at_millis = excluded.round_started_at_millis,
             owner = excluded.owner`),
       progressDelivery: (responseId, position) =>
-        Effect.orDie(sql`UPDATE webhook_outbox SET round = ${position.round}, attempt = ${position.attempt},
+        StoreError.refail("DurableWork.progressDelivery")(sql`UPDATE webhook_outbox SET round = ${position.round}, attempt = ${position.attempt},
           round_started_at_millis = ${position.roundStartedAtMillis} WHERE response_id = ${responseId}`),
-      finishDelivery: (responseId) => Effect.orDie(sql`DELETE FROM webhook_outbox WHERE response_id = ${responseId}`),
-      claimJobs: Effect.orDie(Effect.map(orphaned("background_jobs"), (rows) => rows.map(jobOf))),
-      claimDeliveries: Effect.orDie(Effect.map(orphaned("webhook_outbox"), (rows) => rows.map(deliveryOf)))
+      finishDelivery: (responseId) => StoreError.refail("DurableWork.finishDelivery")(sql`DELETE FROM webhook_outbox WHERE response_id = ${responseId}`),
+      claimJobs: StoreError.refail("DurableWork.claimJobs")(Effect.map(orphaned("background_jobs"), (rows) => rows.map(jobOf))),
+      claimDeliveries: StoreError.refail("DurableWork.claimDeliveries")(Effect.map(orphaned("webhook_outbox"), (rows) => rows.map(deliveryOf)))
     }
   })
 )
 
 /**
- * Units of work as SQL transactions (nested ones are savepoints); a failed commit is a defect. `sole`: this instance
- * is the store's only writer (SQLite), so claims may be made in a request's unit of work (`claimsInUnit`).
+ * Units of work as SQL transactions (nested ones are savepoints); a failed commit is a defect, the `StoreError` of
+ * `Transactions.atomically` (the unit's type keeps its effect's errors; StoreOutage.ts answers it). `sole`: this
+ * instance is the store's only writer (SQLite), so claims may be made in a request's unit of work (`claimsInUnit`).
  */
 export const layerTransactions = (options: { readonly sole: boolean }) =>
   Layer.effect(
@@ -129,7 +131,7 @@ export const layerTransactions = (options: { readonly sole: boolean }) =>
         Effect.catchIf(
           sql.withTransaction(effect),
           (error): error is SqlError.SqlError & E => error instanceof SqlError.SqlError,
-          (error) => Effect.die(error)
+          (error) => Effect.die(StoreError.fromError("Transactions.atomically", error))
         ) as Effect.Effect<A, E, R>,
       claimsInUnit: options.sole
     }))
