@@ -143,6 +143,31 @@ describe("the local service on PostgreSQL, when the database fails", () => {
     expect(await untilServed("/secrets/GITHUB_TOKEN")).toBe(true)
   }, 60_000)
 
+  it("answers 503 with Retry-After to a crowd of requests while the database does not answer (more than its pool holds)", async () => {
+    expect((await send("/secrets/GITHUB_TOKEN")).status).toBe(200)
+    proxy.hold()
+    // 40 requests at once for a pool of 10 connections: most wait for a connection, not for a statement; each is
+    // answered 503 with Retry-After, whether its API key is looked up, its Idempotency-Key claimed, its statement
+    // run, or its connection never comes.
+    const crowd = await Promise.all(Array.from({ length: 40 }, (_, index) =>
+      index % 4 === 0
+        ? send("/secrets/GITHUB_TOKEN")
+        : index % 4 === 1
+        ? createSecret(`CROWD_${index}`)
+        : index % 4 === 2
+        ? createBox(`crowd-${index}`)
+        // An API key the service has not seen yet: only the database can tell whether it exists.
+        : send("/secrets/GITHUB_TOKEN", { headers: { ...headers, authorization: `Bearer sk_not_seen_${index}` } })))
+    proxy.restore()
+    const statuses = new Map<string, number>()
+    for (const answer of crowd) {
+      const seen = `${answer.status} ${answer.retryAfter} ${answer.type}`
+      statuses.set(seen, (statuses.get(seen) ?? 0) + 1)
+    }
+    expect(Object.fromEntries(statuses)).toEqual({ "503 2 server_error": 40 })
+    expect(await untilServed("/secrets/GITHUB_TOKEN")).toBe(true)
+  }, 90_000)
+
   it("answers 503 with Retry-After while the database is gone, stores every write it acknowledged, and recovers", async () => {
     const acknowledged: Array<string> = []
     for (let index = 0; index < 3; index++) {
