@@ -188,7 +188,7 @@ export const budgets = (results: Omit<Results, "budgets">): Array<Budget> => {
     const failedProbes = abuse.loads.reduce((sum, load) => sum + load.probesFailed, 0)
     const ok = peak < rssBudgetBytes && failedProbes === 0
     lines.push({
-      budget: `abuse loads (issue 17) keep RSS < ${rssBudgetBytes / 1e6} MB and the service answering`,
+      budget: `abuse loads (one key holder within the limits and quotas) keep RSS < ${rssBudgetBytes / 1e6} MB and the service answering`,
       measured: `highest peak ${mb(peak)} MB (${worst?.title ?? "none"}); ${failedProbes} of ` +
         `${abuse.loads.reduce((sum, load) => sum + load.probes, 0)} probes unanswered`,
       pass: results.mode === "full" ? ok : (ok ? null : false),
@@ -204,7 +204,7 @@ const abuseSection = (results: AbuseResults): string =>
   [
     "## 7. Abuse",
     "",
-    "The loads of the abuse probe (issue 17), within the service's limits and default quotas, each against a fresh " +
+    "The loads of the abuse probe (docs/ASSUMPTIONS.md "Request body limits" and "Quotas"), within the service's limits and default quotas, each against a fresh " +
     "`boxkit serve` (default settings: quotas on), as one API key sends them. RSS of the serving process before, at " +
     "its peak while the load ran (sampled every 100 ms) and 2 s after; answers per second over the load; a probe " +
     "`GET /v1/secrets/GITHUB_TOKEN` every 200 ms while it ran must answer 200.",
@@ -558,7 +558,7 @@ const durabilitySection = (results: DurabilityResults, memory: MemoryResults | u
   return [
     "## 6. Durable state",
     "",
-    "The budgets of the durable-state issue. `--data-dir` is always a fresh temporary directory (SQLite, WAL); every " +
+    "The budgets of durable state (docs/ASSUMPTIONS.md "Durable state"). `--data-dir` is always a fresh temporary directory (SQLite, WAL); every " +
     "server is a fresh child process. Before every measured start the command's bundle is rebuilt if a source is " +
     "newer, and started once to write its code cache, untimed (the sources may be edited while the suite runs; " +
     `otherwise \`bin/boxkit.js\` would build inside a measured start): ${results.commandRebuilds} rebuild(s) in this run.`,
