@@ -204,7 +204,7 @@ const abuseSection = (results: AbuseResults): string =>
   [
     "## 7. Abuse",
     "",
-    "The loads of the abuse probe (docs/ASSUMPTIONS.md "Request body limits" and "Quotas"), within the service's limits and default quotas, each against a fresh " +
+    "The loads of the abuse probe (docs/ASSUMPTIONS.md \"Request body limits\" and \"Quotas\"), within the service's limits and default quotas, each against a fresh " +
     "`boxkit serve` (default settings: quotas on), as one API key sends them. RSS of the serving process before, at " +
     "its peak while the load ran (sampled every 100 ms) and 2 s after; answers per second over the load; a probe " +
     "`GET /v1/secrets/GITHUB_TOKEN` every 200 ms while it ran must answer 200.",
