@@ -240,6 +240,199 @@ export const traceRequest = <E, R>(
 const envelope = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest) =>
   Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : ErrorResponse.fromCause(cause, request)
 
+/** An app answering one request, with the request in its context. */
+type RequestApp = Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>
+
+/** What serving a request reads, gathered once when the listener is built (never per request). */
+interface NodeServing {
+  readonly extra: ExtraRoutes
+  readonly requestTracing: boolean
+  readonly pipeline: RequestPipeline.Pipeline
+  readonly faults: Context.Tag.Service<FaultInjection>
+  /** The services of the contract's groups, without the groups' layer scope: copied into each request's context. */
+  readonly services: Map<string, unknown>
+  /** Runs an effect in a fiber that starts uninterruptible, with the service's fiber refs (a request's fiber). */
+  readonly runUninterruptible: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+  /** Runs an effect in an interruptible fiber with the service's fiber refs (admission, logging). */
+  readonly runInterruptible: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+  /** The contract's route for an admitted caller, in a context that holds the caller already. */
+  readonly route: RequestPipeline.Run<unknown, HttpServerRequest.HttpServerRequest>
+  /** The contract's route for an admitted caller, with the caller provided. */
+  readonly routeWithCaller: RequestPipeline.Run<unknown, HttpServerRequest.HttpServerRequest>
+}
+
+/** The context of one request: the services, the request and, when given, the caller. */
+const contextOf = (serving: NodeServing, request: LocalRequest, principal: Principal["Type"] | undefined) => {
+  const context = new Map(serving.services)
+  context.set(HttpServerRequest.HttpServerRequest.key, request)
+  if (principal !== undefined) context.set(Principal.key, principal)
+  return context
+}
+
+/**
+ * Runs `effect` in a request's fiber with `context` (made once per request, by {@link contextOf}, and not shared: it
+ * replaces the fiber's, no merge) and a `Scope` of its own added to it (what `HttpServer.serve` gives each request),
+ * closed with the effect's exit so that a handler's finalizers run when the request ends.
+ */
+const forkScoped = <A, E>(
+  serving: NodeServing,
+  context: Map<string, unknown>,
+  effect: Effect.Effect<A, E, HttpServerRequest.HttpServerRequest>
+) =>
+  serving.runUninterruptible(Effect.flatMap(Scope.make(), (scope) => {
+    context.set(Scope.Scope.key, scope)
+    return Effect.onExit(
+      Effect.mapInputContext(effect, () => Context.unsafeMake<HttpServerRequest.HttpServerRequest>(context)),
+      (exit) => Scope.close(scope, exit)
+    )
+  }))
+
+/** Runs `effect` in a request's fiber with `context` as it is (see {@link forkScoped}). */
+const forkUnscoped = <A, E>(
+  serving: NodeServing,
+  context: Map<string, unknown>,
+  effect: Effect.Effect<A, E, HttpServerRequest.HttpServerRequest>
+) =>
+  serving.runUninterruptible(
+    Effect.mapInputContext(effect, () => Context.unsafeMake<HttpServerRequest.HttpServerRequest>(context))
+  )
+
+/** The answer of one request: its app, every failure but an interruption answered with the envelope. */
+const answer = (serving: NodeServing, request: LocalRequest, app: RequestApp) =>
+  Effect.catchAllCause(
+    serving.requestTracing ? traceRequest(request, app) : app,
+    (cause) => envelope(cause, request)
+  ) as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
+
+/** Counts nothing: a page beside `/v1` whose client leaves is not a `/v1` client abort. */
+const countNoAbort = (_: LocalRequest): void => {}
+
+/**
+ * Runs one request's app in a fiber of its own (with `principal` in its context when given) and answers with its
+ * outcome; `countAbort` is called when its client leaves first; `ended` is called once when the fiber has ended,
+ * whatever its outcome. A client that leaves interrupts the fiber.
+ */
+const serveInFiber = (
+  serving: NodeServing,
+  request: LocalRequest,
+  app: RequestApp,
+  countAbort: (request: LocalRequest) => void,
+  principal?: Principal["Type"],
+  ended?: () => void
+) => {
+  const nodeResponse = request.response
+  const context = contextOf(serving, request, principal)
+  const main = forkScoped(serving, context, answer(serving, request, app))
+  let fiber: Fiber.RuntimeFiber<unknown, unknown> = main
+  main.addObserver((exit) => {
+    ended?.()
+    if (exit._tag === "Failure") {
+      // Interrupted (the client left, or an injected reset): nothing to answer, unless the connection is still up.
+      if (!nodeResponse.writableEnded && !nodeResponse.destroyed) {
+        writeSafely(request, ErrorResponse.fromApiError(ApiError.make.server("The request was interrupted.")))
+      }
+      return
+    }
+    // Answers in memory are written now; a streamed one in a fiber of its own, which a client abort interrupts.
+    if (!writeSafely(request, exit.value)) {
+      fiber = forkUnscoped(
+        serving,
+        context,
+        Effect.catchAllCause(Effect.suspend(() => writeResponse(request, exit.value)), (cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? endAfterFailure(nodeResponse)
+            : Effect.zipRight(endAfterFailure(nodeResponse), Effect.logError("an answer could not be written", cause)))
+      )
+    }
+  })
+  nodeResponse.on("close", () => {
+    if (nodeResponse.writableEnded) return
+    countAbort(request)
+    fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
+  })
+}
+
+/** Answers a `/v1` request refused before its fiber started (by admission, or its body). */
+const refuse = (serving: NodeServing, request: LocalRequest, refusal: HttpServerResponse.HttpServerResponse) => {
+  if (request.response.destroyed) serving.faults.countClientAbort(request)
+  else writeSafely(request, refusal)
+}
+
+/** Runs an admitted `/v1` request in its fiber, `body` read already (undefined: it has none). */
+const serveWithBody = (
+  serving: NodeServing,
+  request: LocalRequest,
+  admitted: RequestPipeline.Admitted,
+  body: Uint8Array | undefined
+) =>
+  serveInFiber(
+    serving,
+    request,
+    serving.pipeline.runAdmitted(request, admitted, serving.route, body),
+    serving.faults.countClientAbort,
+    admitted.principal,
+    admitted.release
+  )
+
+/**
+ * A `/v1` request without faults, after admission (steps 1-5): its body is read with Node's events, and only
+ * then the request's fiber starts, with the body in memory: a fiber suspended on the body kept far more garbage
+ * alive under load (docs/decisions/0002-what-the-fast-paths-save.md).
+ */
+const serveAdmitted = (serving: NodeServing, request: LocalRequest, admitted: RequestPipeline.Admit) => {
+  if (admitted._tag === "Refused") return refuse(serving, request, admitted.response)
+  if (!hasBody(request.headers)) return serveWithBody(serving, request, admitted, undefined)
+  readNodeBodyThen(request.source, admitted.maxBodyBytes, (read) => {
+    const refusal = serving.pipeline.refuseBody(read, admitted.maxBodyBytes)
+    if (refusal === undefined && read._tag === "Read") return serveWithBody(serving, request, admitted, read.bytes)
+    admitted.release()
+    refuse(serving, request, refusal!)
+  })
+}
+
+/**
+ * Admission when the request arrives: decided now for a caller of the pipeline's index (most requests), else in
+ * a short fiber of its own that asks the identity store.
+ */
+const admitThenServe = (serving: NodeServing, request: LocalRequest) => {
+  const now = serving.pipeline.admitNow(request)
+  if (now !== undefined) return serveAdmitted(serving, request, now)
+  serving.runInterruptible(serving.pipeline.admit(request)).addObserver((exit) => {
+    if (exit._tag === "Success") return serveAdmitted(serving, request, exit.value)
+    serving.runInterruptible(Effect.logError("the local service could not admit a request", exit.cause))
+    refuse(serving, request, ErrorResponse.fromApiError(ApiError.make.server()))
+  })
+}
+
+/** Routes one Node request: a self-delivery refusal, a fixed answer, a page, the extra app, or `/v1`. */
+const receive = (serving: NodeServing, source: IncomingMessage, nodeResponse: ServerResponse) => {
+  if (source.headers[SelfDelivery.deliveryHeader] !== undefined) {
+    writeSafely(LocalRequest.fromNode(source, nodeResponse), SelfDelivery.refusal())
+    return
+  }
+  const { extra, faults } = serving
+  const url = source.url ?? "/"
+  const queryAt = url.indexOf("?")
+  const path = queryAt < 0 ? url : url.slice(0, queryAt)
+  const fixed = extra.fixed.get(path)
+  if (fixed !== undefined) {
+    nodeResponse.writeHead(200, { "content-type": fixed.contentType, "content-length": fixed.body.byteLength })
+    nodeResponse.end(fixed.body)
+    return
+  }
+  const request = LocalRequest.fromNode(source, nodeResponse)
+  const page = extra.pages.get(path)
+  if (page !== undefined) return serveInFiber(serving, request, page, countNoAbort)
+  if (path.startsWith(extra.prefix)) return serveInFiber(serving, request, extra.app(request, path), countNoAbort)
+  faults.countRequest()
+  // With faults, the fault comes first: the whole pipeline runs in the request's fiber.
+  if (faults.enabled) {
+    const app = faults.wrap(serving.pipeline.handle(request, serving.routeWithCaller))
+    return serveInFiber(serving, request, app, faults.countClientAbort)
+  }
+  admitThenServe(serving, request)
+}
+
 /**
  * Builds the Node `request` listener of the local service: `/v1` through the fault injector (only when a fault is
  * configured) and the request pipeline into the contract's routes; the paths of `extra` beside it.
@@ -260,184 +453,40 @@ export const make = (extra: ExtraRoutes) =>
     }
     const contract = yield* ContractRoutes.routes
     const dispatch = ContractRoutes.dispatcher(contract.routes, RequestPipeline.routerConfig)
-    const pipeline = yield* RequestPipeline.make
-    const faults = yield* FaultInjection
     const runtime = yield* Effect.runtime<never>()
     // The context of every request: the services of the contract's groups (what their handlers use), without the
     // groups' layer scope, plus the request and, when known before the fiber starts, the caller (one copy of the
     // services per request). The fiber refs are the service's (logger, tracer, clock: a TestClock in tests). Fibers
     // start uninterruptible (the router makes a handler interruptible, the fault injector its latency), as
     // `HttpServer.serve` runs requests.
-    const services = Context.omit(Scope.Scope)(contract.services).unsafeMap
     const fiberRefs = runtime.fiberRefs
     const runtimeFlags = RuntimeFlags.disable(runtime.runtimeFlags, RuntimeFlags.Interruption)
-    const runIn = Runtime.runFork(Runtime.make({ context: Context.empty(), fiberRefs, runtimeFlags }))
-    /** The context of one request: the services, the request and, when given, the caller. */
-    const contextOf = (request: LocalRequest, principal: Principal["Type"] | undefined) => {
-      const context = new Map(services)
-      context.set(HttpServerRequest.HttpServerRequest.key, request)
-      if (principal !== undefined) context.set(Principal.key, principal)
-      return context
-    }
-    /**
-     * Runs `effect` in a fiber of its own with `context` (made once per request, by {@link contextOf}, and not shared:
-     * it replaces the fiber's, no merge) and, when `scoped`, a `Scope` of its own added to it (what `HttpServer.serve` gives each request), closed with the
-     * effect's exit so that a handler's finalizers run when the request ends.
-     */
-    const fork = <A, E>(
-      context: Map<string, unknown>,
-      effect: Effect.Effect<A, E, HttpServerRequest.HttpServerRequest>,
-      scoped: boolean
-    ) =>
-      runIn(
-        scoped
-          ? Effect.flatMap(Scope.make(), (scope) => {
-            context.set(Scope.Scope.key, scope)
-            return Effect.onExit(
-              Effect.mapInputContext(effect, () => Context.unsafeMake<HttpServerRequest.HttpServerRequest>(context)),
-              (exit) => Scope.close(scope, exit)
-            )
-          })
-          : Effect.mapInputContext(effect, () => Context.unsafeMake<HttpServerRequest.HttpServerRequest>(context))
-      )
-
-    /**
-     * The contract's route for an admitted caller, every failure but an interruption answered with the envelope:
-     * `withCaller` provides the caller, `route` runs in a context that has it already.
-     */
     const route = (_: Principal["Type"], request: HttpServerRequest.HttpServerRequest) =>
       Effect.catchAllCause(dispatch(request), (cause) => envelope(cause, request))
-    const withCaller = (principal: Principal["Type"], request: HttpServerRequest.HttpServerRequest) =>
-      Effect.provideService(route(principal, request), Principal, principal)
-
-    /** The answer of one request: its app, every failure but an interruption answered with the envelope. */
-    const answer = (
-      request: LocalRequest,
-      app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>
-    ) =>
-      Effect.catchAllCause(
-        config.requestTracing ? traceRequest(request, app) : app,
-        (cause) => envelope(cause, request)
-      ) as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
-
-    /**
-     * Runs one request's app in a fiber of its own (with `principal` in its context when given) and answers with its
-     * outcome; `counted` (a `/v1` request) is counted as a client abort when its client leaves first; `ended` is
-     * called once when the fiber has ended, whatever its outcome. A client that leaves interrupts the fiber.
-     */
-    const serve = (
-      request: LocalRequest,
-      app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>,
-      counted: boolean,
-      principal?: Principal["Type"],
-      ended?: () => void
-    ) => {
-      const nodeResponse = request.response
-      const context = contextOf(request, principal)
-      const main = fork(context, answer(request, app), true)
-      let fiber: Fiber.RuntimeFiber<unknown, unknown> = main
-      main.addObserver((exit) => {
-        ended?.()
-        if (exit._tag === "Failure") {
-          // Interrupted (the client left, or an injected reset): nothing to answer, unless the connection is still up.
-          if (!nodeResponse.writableEnded && !nodeResponse.destroyed) {
-            writeSafely(request, ErrorResponse.fromApiError(ApiError.make.server("The request was interrupted.")))
-          }
-          return
-        }
-        // Answers in memory are written now; a streamed one in a fiber of its own, which a client abort interrupts.
-        if (!writeSafely(request, exit.value)) {
-          fiber = fork(
-            context,
-            Effect.catchAllCause(Effect.suspend(() => writeResponse(request, exit.value)), (cause) =>
-              Cause.isInterruptedOnly(cause)
-                ? endAfterFailure(nodeResponse)
-                : Effect.zipRight(endAfterFailure(nodeResponse), Effect.logError("an answer could not be written", cause))),
-            false
-          )
-        }
-      })
-      nodeResponse.on("close", () => {
-        if (nodeResponse.writableEnded) return
-        if (counted) faults.countClientAbort(request)
-        fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
-      })
+    const serving: NodeServing = {
+      extra,
+      requestTracing: config.requestTracing,
+      pipeline: yield* RequestPipeline.make,
+      faults: yield* FaultInjection,
+      services: Context.omit(Scope.Scope)(contract.services).unsafeMap,
+      runUninterruptible: Runtime.runFork(Runtime.make({ context: Context.empty(), fiberRefs, runtimeFlags })),
+      runInterruptible: Runtime.runFork(
+        Runtime.make({ context: Context.empty(), fiberRefs, runtimeFlags: runtime.runtimeFlags })
+      ),
+      route,
+      routeWithCaller: (principal, request) => Effect.provideService(route(principal, request), Principal, principal)
     }
-
-    /** Answers a `/v1` request refused before its fiber started (by admission, or its body). */
-    const refuse = (request: LocalRequest, refusal: HttpServerResponse.HttpServerResponse) => {
-      if (request.response.destroyed) faults.countClientAbort(request)
-      else writeSafely(request, refusal)
-    }
-
-    /**
-     * A `/v1` request without faults, after admission (steps 1-5): its body is read with Node's events, and only
-     * then the request's fiber starts, with the body in memory: a fiber suspended on the body kept far more garbage
-     * alive under load (docs/decisions/0002-what-the-fast-paths-save.md).
-     */
-    const serveAdmitted = (request: LocalRequest, admitted: RequestPipeline.Admit) => {
-      if (admitted._tag === "Refused") return refuse(request, admitted.response)
-      const proceed = (body: Uint8Array | undefined) =>
-        serve(request, pipeline.runAdmitted(request, admitted, route, body), true, admitted.principal, admitted.release)
-      if (!hasBody(request.headers)) return proceed(undefined)
-      readNodeBodyThen(request.source, admitted.maxBodyBytes, (read) => {
-        const refusal = pipeline.refuseBody(read, admitted.maxBodyBytes)
-        if (refusal === undefined && read._tag === "Read") return proceed(read.bytes)
-        admitted.release()
-        refuse(request, refusal!)
-      })
-    }
-
-    /**
-     * Admission when the request arrives: decided now for a caller of the pipeline's index (most requests), else in
-     * a short fiber of its own that asks the identity store.
-     */
-    const admitThenServe = (request: LocalRequest) => {
-      const now = pipeline.admitNow(request)
-      if (now !== undefined) return serveAdmitted(request, now)
-      runFork(pipeline.admit(request)).addObserver((exit) => {
-        if (exit._tag === "Success") return serveAdmitted(request, exit.value)
-        runFork(Effect.logError("the local service could not admit a request", exit.cause))
-        refuse(request, ErrorResponse.fromApiError(ApiError.make.server()))
-      })
-    }
-
     const listener: NodeListener = (source, nodeResponse) => {
       try {
-        receive(source, nodeResponse)
+        receive(serving, source, nodeResponse)
       } catch (error) {
         // Never expected: the steps before a fiber are plain code.
-        runFork(Effect.logError("the local service could not take a request", error))
+        serving.runInterruptible(Effect.logError("the local service could not take a request", error))
         writeSafely(
           LocalRequest.fromNode(source, nodeResponse),
           ErrorResponse.fromApiError(ApiError.make.server())
         )
       }
     }
-
-    const receive = (source: IncomingMessage, nodeResponse: ServerResponse) => {
-      if (source.headers[SelfDelivery.deliveryHeader] !== undefined) {
-        writeSafely(LocalRequest.fromNode(source, nodeResponse), SelfDelivery.refusal())
-        return
-      }
-      const url = source.url ?? "/"
-      const queryAt = url.indexOf("?")
-      const path = queryAt < 0 ? url : url.slice(0, queryAt)
-      const fixed = extra.fixed.get(path)
-      if (fixed !== undefined) {
-        nodeResponse.writeHead(200, { "content-type": fixed.contentType, "content-length": fixed.body.byteLength })
-        nodeResponse.end(fixed.body)
-        return
-      }
-      const request = LocalRequest.fromNode(source, nodeResponse)
-      const page = extra.pages.get(path)
-      if (page !== undefined) return serve(request, page, false)
-      if (path.startsWith(extra.prefix)) return serve(request, extra.app(request, path), false)
-      faults.countRequest()
-      // With faults, the fault comes first: the whole pipeline runs in the request's fiber.
-      if (faults.enabled) return serve(request, faults.wrap(pipeline.handle(request, withCaller)), true)
-      admitThenServe(request)
-    }
-    const runFork = Runtime.runFork(Runtime.make({ context: Context.empty(), fiberRefs, runtimeFlags: runtime.runtimeFlags }))
     return listener
   })
