@@ -15,10 +15,10 @@
  */
 import { Command, Options } from "@effect/cli"
 import { help } from "./client/ClientOptions.js"
-import { Config, Console, Data, Duration, Effect, Either, Layer, Option, type Redacted, Schema } from "effect"
+import { Config, Console, type Context, Data, Duration, Effect, Either, Layer, Option, type Redacted, Schema } from "effect"
 import * as DemoSeed from "../Server/state/DemoSeed.js"
 import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
-import { noFaults } from "../Server/LocalServiceConfig.js"
+import { type FaultSettings, noFaults } from "../Server/LocalServiceConfig.js"
 import * as LocalService from "../Server/LocalService.js"
 import * as ServingPaths from "../Server/ServingPaths.js"
 import * as Admission from "../Server/pipeline/Admission.js"
@@ -194,8 +194,8 @@ const stateLayer = (choice: StateChoice) => {
   }
 }
 
-/** Runs the local service until interrupted, then drains. */
-export const serve = (options: {
+/** The options of {@link serve}: the flags of `boxkit serve` (README.md), the optional ones at their defaults when absent. */
+export interface ServeOptions {
   readonly host: string
   readonly port: number
   readonly seed: Option.Option<string>
@@ -218,15 +218,24 @@ export const serve = (options: {
   readonly quotaApps?: number
   readonly quotaIdempotencyKeys?: number
   readonly quotaIdempotencyMb?: number
-}) =>
+}
+
+/** The fault settings of `--faults` and `--faults-seed`; fails with the spec's error when `--faults` is not valid. */
+const faultSettingsOf = (options: ServeOptions) =>
+  Either.match(
+    FaultInjection.parse(Option.getOrElse(options.faults ?? Option.none(), () => ""), {
+      ...noFaults,
+      seed: options.faultsSeed ?? noFaults.seed
+    }),
+    { onLeft: (error) => Effect.fail(error), onRight: (settings) => Effect.succeed(settings) }
+  )
+
+/**
+ * The seed of `--seed`, else the example seed, which is refused on a host the network reaches unless
+ * `--allow-example-keys` (its API keys are well known).
+ */
+const seedOf = (options: ServeOptions) =>
   Effect.gen(function*() {
-    const faultSettings = yield* Either.match(
-      FaultInjection.parse(Option.getOrElse(options.faults ?? Option.none(), () => ""), {
-        ...noFaults,
-        seed: options.faultsSeed ?? noFaults.seed
-      }),
-      { onLeft: (error) => Effect.fail(error), onRight: (settings) => Effect.succeed(settings) }
-    )
     const loaded = Option.isSome(options.seed)
       ? yield* Seed.load(options.seed.value)
       : yield* Schema.decodeUnknown(Seed.Seed)(DemoSeed.example).pipe(Effect.orDie)
@@ -236,17 +245,102 @@ export const serve = (options: {
           "which the network reaches: pass --seed FILE with keys of your own, or --allow-example-keys"
       }))
     }
-    const dataDirectory = options.dataDir ?? Option.none()
-    const database = options.databaseUrl ?? Option.none()
-    if (Option.isSome(dataDirectory) && Option.isSome(database)) {
-      return yield* Effect.fail(new ServeOptionsError({ message: "Give --data-dir or --database-url, not both." }))
-    }
-    const choice: StateChoice = Option.isSome(dataDirectory)
+    return loaded
+  })
+
+/** Where the state is kept, from `--data-dir` and `--database-url` (not both: `ServeOptionsError`). */
+const stateChoiceOf = (options: ServeOptions): Effect.Effect<StateChoice, ServeOptionsError> => {
+  const dataDirectory = options.dataDir ?? Option.none()
+  const database = options.databaseUrl ?? Option.none()
+  if (Option.isSome(dataDirectory) && Option.isSome(database)) {
+    return Effect.fail(new ServeOptionsError({ message: "Give --data-dir or --database-url, not both." }))
+  }
+  return Effect.succeed(
+    Option.isSome(dataDirectory)
       ? { _tag: "Sqlite", directory: dataDirectory.value }
       : Option.isSome(database)
       ? { _tag: "Postgres", url: database.value }
       : { _tag: "Memory" }
-    const state = yield* stateLayer(choice)
+  )
+}
+
+/** The quotas of the `--quota-*` flags (MiB flags in bytes), the defaults of Quotas.ts for the absent ones. */
+const quotasOf = (options: ServeOptions) => ({
+  boxes: options.quotaBoxes ?? Quotas.defaultQuotas.boxes,
+  backgroundResponses: options.quotaBackgroundResponses ?? Quotas.defaultQuotas.backgroundResponses,
+  storedBytes: options.quotaStoredMb !== undefined
+    ? options.quotaStoredMb * 1024 * 1024
+    : Quotas.defaultQuotas.storedBytes,
+  secrets: options.quotaSecrets ?? Quotas.defaultCountQuota,
+  egressPolicies: options.quotaEgressPolicies ?? Quotas.defaultCountQuota,
+  apps: options.quotaApps ?? Quotas.defaultCountQuota,
+  idempotencyKeys: options.quotaIdempotencyKeys ?? Quotas.defaultIdempotencyKeys,
+  idempotencyBytes: options.quotaIdempotencyMb !== undefined
+    ? options.quotaIdempotencyMb * 1024 * 1024
+    : Quotas.defaultIdempotencyBytes
+})
+
+/**
+ * Drains when the scope closes: new requests get 503 while requests in flight finish, for at most `drainSeconds`
+ * (a hard limit: what is still open then, a request in flight or a client sending its body slowly, is closed).
+ */
+const drainOnClose = (
+  admission: Context.Tag.Service<Admission.Admission>,
+  nodeServer: Context.Tag.Service<LocalService.NodeServer>,
+  drainSeconds: number
+) =>
+  Effect.addFinalizer(() =>
+    Effect.gen(function*() {
+      yield* admission.startDraining
+      yield* Console.error("draining: new requests get 503; waiting for requests in flight")
+      // Finalizers run uninterruptibly: the wait is made interruptible so that the timeout can end it.
+      const idle = yield* admission.awaitIdle.pipe(
+        Effect.interruptible,
+        Effect.timeoutOption(Duration.seconds(drainSeconds))
+      )
+      if (Option.isNone(idle)) {
+        yield* Console.error(`drain time over (${drainSeconds} s): closing the connections still open`)
+      } else {
+        yield* Console.error("drained; closing")
+      }
+      nodeServer.closeAllConnections()
+    })
+  )
+
+/** Prints where the service listens (`url`), its model upstream and faults (when set), and where its state is. */
+const announce = (
+  url: string,
+  location: Context.Tag.Service<StateStore.StateLocation>,
+  options: ServeOptions,
+  faultSettings: FaultSettings
+) =>
+  Effect.gen(function*() {
+    yield* Console.log(`listening on ${url}`)
+    if (Option.isSome(options.modelUpstream ?? Option.none())) {
+      yield* Console.log(`model upstream: ${Option.getOrThrow(options.modelUpstream!)}`)
+    }
+    if (Option.isSome(options.faults ?? Option.none())) {
+      yield* Console.log(`faults: ${FaultInjection.describe(faultSettings)}`)
+    }
+    yield* Console.log(
+      location.durable
+        ? `state: ${location.description}${location.fresh ? " (new)" : " (existing: the seed is not applied again)"}`
+        : "state: in memory; --data-dir DIR keeps it"
+    )
+    if (Option.isNone(options.seed) && location.fresh) {
+      yield* Console.log("seed: the example seed (API keys sk_acme_org, sk_acme_ada, sk_acme_bob, sk_ada_personal, sk_broke_org)")
+    }
+  })
+
+/**
+ * Runs the local service until interrupted, then drains. Fails with `FaultSpecError` (an invalid `--faults`), a seed
+ * error, `ServeOptionsError` (options that cannot go together) or what the service fails with when it starts.
+ */
+export const serve = (options: ServeOptions) =>
+  Effect.gen(function*() {
+    const faultSettings = yield* faultSettingsOf(options)
+    const loaded = yield* seedOf(options)
+    const state = yield* Effect.flatMap(stateChoiceOf(options), stateLayer)
     yield* Effect.scoped(Effect.gen(function*() {
       const context = yield* Layer.build(LocalService.layerNode(loaded, {
         host: options.host,
@@ -257,20 +351,7 @@ export const serve = (options: {
           newOrgInFlightCap: options.newOrgInFlightCap,
           faults: faultSettings,
           instanceTimeout: Duration.seconds(options.instanceTimeoutSeconds ?? 10),
-          quotas: {
-            boxes: options.quotaBoxes ?? Quotas.defaultQuotas.boxes,
-            backgroundResponses: options.quotaBackgroundResponses ?? Quotas.defaultQuotas.backgroundResponses,
-            storedBytes: options.quotaStoredMb !== undefined
-              ? options.quotaStoredMb * 1024 * 1024
-              : Quotas.defaultQuotas.storedBytes,
-            secrets: options.quotaSecrets ?? Quotas.defaultCountQuota,
-            egressPolicies: options.quotaEgressPolicies ?? Quotas.defaultCountQuota,
-            apps: options.quotaApps ?? Quotas.defaultCountQuota,
-            idempotencyKeys: options.quotaIdempotencyKeys ?? Quotas.defaultIdempotencyKeys,
-            idempotencyBytes: options.quotaIdempotencyMb !== undefined
-              ? options.quotaIdempotencyMb * 1024 * 1024
-              : Quotas.defaultIdempotencyBytes
-          }
+          quotas: quotasOf(options)
         },
         state,
         languageModel: Option.match(options.modelUpstream ?? Option.none(), {
@@ -280,42 +361,11 @@ export const serve = (options: {
       }))
       const admission = yield* Effect.provide(Admission.Admission, context)
       const nodeServer = yield* Effect.provide(LocalService.NodeServer, context)
-      // Runs before the server closes (finalizers run in reverse order): drain first. --drain-seconds is a hard
-      // limit: what is still open then (a request in flight, a client sending its body slowly) is closed.
-      yield* Effect.addFinalizer(() =>
-        Effect.gen(function*() {
-          yield* admission.startDraining
-          yield* Console.error("draining: new requests get 503; waiting for requests in flight")
-          // Finalizers run uninterruptibly: the wait is made interruptible so that the timeout can end it.
-          const idle = yield* admission.awaitIdle.pipe(
-            Effect.interruptible,
-            Effect.timeoutOption(Duration.seconds(options.drainSeconds))
-          )
-          if (Option.isNone(idle)) {
-            yield* Console.error(`drain time over (${options.drainSeconds} s): closing the connections still open`)
-          } else {
-            yield* Console.error("drained; closing")
-          }
-          nodeServer.closeAllConnections()
-        })
-      )
+      // Runs before the server closes (finalizers run in reverse order): drain first.
+      yield* drainOnClose(admission, nodeServer, options.drainSeconds)
       const url = yield* Effect.provide(LocalService.baseUrl, context)
-      yield* Console.log(`listening on ${url}`)
-      if (Option.isSome(options.modelUpstream ?? Option.none())) {
-        yield* Console.log(`model upstream: ${Option.getOrThrow(options.modelUpstream!)}`)
-      }
-      if (Option.isSome(options.faults ?? Option.none())) {
-        yield* Console.log(`faults: ${FaultInjection.describe(faultSettings)}`)
-      }
       const location = yield* Effect.provide(StateStore.StateLocation, context)
-      yield* Console.log(
-        location.durable
-          ? `state: ${location.description}${location.fresh ? " (new)" : " (existing: the seed is not applied again)"}`
-          : "state: in memory; --data-dir DIR keeps it"
-      )
-      if (Option.isNone(options.seed) && location.fresh) {
-        yield* Console.log("seed: the example seed (API keys sk_acme_org, sk_acme_ada, sk_acme_bob, sk_ada_personal, sk_broke_org)")
-      }
+      yield* announce(url, location, options, faultSettings)
       return yield* Effect.never
     }))
   })
