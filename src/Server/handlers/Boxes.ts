@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, type Context, Effect, Option } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { BoxServiceApi, OwnerOverrideHeader } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
@@ -16,7 +16,7 @@ import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import { usesSecrets } from "../../Domain/EgressPolicy.js"
 import { AppId, BoxId, mint } from "../../Domain/Ids.js"
 import { operate, requireOrganization } from "../boxes/BoxAccess.js"
-import { LocalServiceConfig } from "../LocalServiceConfig.js"
+import { LocalServiceConfig, type LocalServiceSettings } from "../LocalServiceConfig.js"
 import * as Quotas from "../Quotas.js"
 import { baseImageOf, baseImages, BoxRuntime } from "../boxes/BoxRuntime.js"
 import * as ListenerPolicy from "../boxes/ListenerPolicy.js"
@@ -74,201 +74,238 @@ const baseImageSpecs: Readonly<Record<string, Box.ImageSpec>> = Object.fromEntri
   Object.keys(baseImages).map((base) => [base, Object.freeze({ base })])
 )
 
+/** What the boxes handlers use, read once when the group is built. */
+interface BoxServices {
+  readonly boxes: Context.Tag.Service<Boxes>
+  readonly apps: Context.Tag.Service<Apps>
+  readonly policies: Context.Tag.Service<EgressPolicies>
+  readonly tcpAddresses: Context.Tag.Service<TcpAddresses>
+  readonly runtime: Context.Tag.Service<BoxRuntime>
+  readonly config: LocalServiceSettings
+}
+
+/**
+ * The egress policy a create request gives its box: a saved policy's id (404 when the organization has none of
+ * that id; ListenerPolicy's no network at creation), an inline document (400 when it uses secrets), or none.
+ */
+const egressPolicyOf = (policies: Context.Tag.Service<EgressPolicies>, orgId: string, payload: Box.CreateBoxRequest) =>
+  Effect.gen(function*() {
+    if (typeof payload.egress_policy === "string") {
+      const saved = yield* policies.get(orgId, payload.egress_policy)
+      if (Option.isNone(saved)) {
+        return yield* Effect.fail(ApiError.make.notFound(
+          `egress_policy: no egress policy ${payload.egress_policy} in this organization.`,
+          "egress_policy"
+        ))
+      }
+      yield* ListenerPolicy.refuseNoNetworkAtCreation(saved.value.document, payload.ingress_ports?.length ?? 0)
+      return payload.egress_policy
+    }
+    if (payload.egress_policy !== undefined && usesSecrets(payload.egress_policy)) {
+      return yield* Effect.fail(ApiError.make.invalidRequest(
+        "egress_policy.rules: an inline egress policy cannot use secrets; save it as a policy first and pass its id.",
+        "egress_policy.rules"
+      ))
+    }
+    return payload.egress_policy ?? null
+  })
+
+/** The base image a create request boots: 400 when it needs an image build or names an unknown base image. */
+const baseImageOfRequest = (payload: Box.CreateBoxRequest) => {
+  if (Box.needsImageBuild(payload.image)) {
+    return Effect.fail(ApiError.make.invalidRequest(
+      "image: this image requires an image build first (build steps, environment variables, a Python version, " +
+        "systemd, a registry image or a Dockerfile); building needs an SDK or the command-line tool.",
+      "image"
+    ))
+  }
+  const image = baseImageOf(payload.image.base)
+  if (image === undefined) {
+    return Effect.fail(ApiError.make.invalidRequest(
+      `image.base: unknown base image ${JSON.stringify(payload.image.base)}; the local service knows ${
+        Object.keys(baseImages).join(", ")
+      }.`,
+      "image.base"
+    ))
+  }
+  return Effect.succeed(image)
+}
+
+/** 400 naming the first `ingress_ports[i].guest_port` listed a second time; succeeds when each port is listed once. */
+const refuseRepeatedPorts = (payload: Box.CreateBoxRequest) => {
+  const ports = new Set<number>()
+  for (const [index, port] of (payload.ingress_ports ?? []).entries()) {
+    if (ports.has(port.guest_port)) {
+      return Effect.fail(ApiError.make.invalidRequest(
+        `ingress_ports[${index}].guest_port: port ${port.guest_port} is listed twice.`,
+        `ingress_ports[${index}].guest_port`
+      ))
+    }
+    ports.add(port.guest_port)
+  }
+  return Effect.void
+}
+
+/** The visibility of a box to create: 403 for a private box without a user-scoped API key. */
+const visibilityOf = (principal: Principal["Type"], payload: Box.CreateBoxRequest) =>
+  Effect.gen(function*() {
+    const visibility = payload.visibility ?? "org"
+    if (visibility === "private" && principal.userId === null) {
+      return yield* Effect.fail(ApiError.make.permission("Creating a private box needs a user-scoped API key."))
+    }
+    return visibility
+  })
+
+/** Creates a box in `creating` and starts its boot (spec "Create a box"). */
+const createBox = (services: BoxServices, payload: Box.CreateBoxRequest) =>
+  Effect.gen(function*() {
+    const { apps, boxes, config, tcpAddresses } = services
+    const principal = yield* Principal
+    const orgId = yield* requireOrganization(principal)
+    const visibility = yield* visibilityOf(principal, payload)
+    const app = yield* apps.get(orgId, payload.app_id)
+    if (Option.isNone(app)) {
+      return yield* Effect.fail(ApiError.make.notFound(`app_id: no app ${payload.app_id} in this organization.`, "app_id"))
+    }
+    const image = yield* baseImageOfRequest(payload)
+    if ((payload.ingress_ports?.length ?? 0) > 0) {
+      yield* ListenerPolicy.requirePersistence(image.persistent, `The image ${payload.image.base}`, "ingress_ports")
+    }
+    const egressPolicy = yield* egressPolicyOf(services.policies, orgId, payload)
+    yield* refuseRepeatedPorts(payload)
+    const boxId = mint<string>("sb_")
+    const listeners: Array<ListenerRecord> = []
+    for (const port of payload.ingress_ports ?? []) {
+      listeners.push(yield* ListenerPolicy.takeListener(tcpAddresses, orgId, boxId, port))
+    }
+    const resources = Box.resolveResources(payload)
+    const record: BoxRecord = {
+      id: boxId,
+      orgId,
+      creatorKeyId: principal.keyId,
+      creatorUserId: principal.userId,
+      name: payload.name,
+      appId: app.value.id,
+      image: baseImageSpecs[payload.image.base!] ?? payload.image,
+      size: resources.size,
+      vcpus: resources.vcpus,
+      memoryLimitGib: resources.memory_limit_gib,
+      stateDiskLimitGib: resources.state_disk_limit_gib,
+      maxLifetimeSeconds: payload.max_lifetime_seconds ?? null,
+      visibility,
+      egressPolicy,
+      listeners: listeners.length === 0 ? noListeners : listeners,
+      status: "creating",
+      errorMessage: undefined,
+      guestSchemaVersion: null,
+      pendingUpgrade: false,
+      createdAtMillis: yield* Clock.currentTimeMillis,
+      persistent: image.persistent,
+      hasClipboard: image.clipboard,
+      clipboard: null,
+      terminalSizes: noTerminalSizes,
+      bootCount: 0
+    }
+    if (!(yield* boxes.insertWithinQuota(record, config.quotas.boxes))) {
+      // Refused by the boxes quota: what the request took is given back, and nothing else was written.
+      yield* ListenerPolicy.releaseAddresses(tcpAddresses, orgId, listeners)
+      return yield* Effect.fail(Quotas.boxesExceeded(config.quotas, (yield* boxes.usage(orgId)).activeBoxes))
+    }
+    yield* services.runtime.boot(boxId)
+    return { box_id: BoxId.make(boxId, true), status: record.status }
+  })
+
+/** The answer of an upgrade: `applied`, and the runtime version when it was applied to a booted box. */
+const upgradeResult = (record: BoxRecord, applied: boolean): Box.UpgradeResult => ({
+  box_id: BoxId.make(record.id, true),
+  status: record.status,
+  applied,
+  ...(applied && record.guestSchemaVersion !== null
+    ? { guest_schema_version: record.guestSchemaVersion }
+    : {})
+})
+
+/** Moves a box onto the current runtime by its status (spec "POST {base_url}/boxes/{box_id}/upgrade"). */
+const upgradeBox = (services: BoxServices, boxId: string, reason: string | undefined) =>
+  Effect.gen(function*() {
+    const principal = yield* Principal
+    return yield* operate(principal, boxId, "upgrade", reason, "accepts", (box) =>
+      Effect.gen(function*() {
+        const current = yield* services.runtime.currentVersion
+        if (box.guestSchemaVersion === null || box.guestSchemaVersion === current) {
+          // Already current, or not booted yet (it will boot on the current runtime): nothing left to apply.
+          return upgradeResult(box, true)
+        }
+        const next = BoxLifecycle.transition(box.status, "upgrade")
+        switch (next._tag) {
+          case "Restart": {
+            const restarted = yield* services.runtime.restart(box.id)
+            return upgradeResult(Option.getOrElse(restarted, () => box), true)
+          }
+          case "Pending": {
+            const recorded = yield* services.boxes.update(box.id, (record) => ({ ...record, pendingUpgrade: true }))
+            return upgradeResult(Option.getOrElse(recorded, () => box), false)
+          }
+          case "Refused":
+            return yield* Effect.fail(refused(box, next))
+          default:
+            return yield* Effect.dieMessage(`BoxLifecycle: upgrade gave ${next._tag}`)
+        }
+      }))
+  })
+
+/** Pauses, resumes or puts a box to sleep, as its status allows (spec "States and transitions"). */
+const moveBox = (
+  services: BoxServices,
+  boxId: string,
+  reason: string | undefined,
+  operation: "pause" | "resume" | "sleep"
+) =>
+  Effect.gen(function*() {
+    const principal = yield* Principal
+    return yield* operate(principal, boxId, operation, reason, "accepts", (box) =>
+      Effect.gen(function*() {
+        const next = BoxLifecycle.transition(box.status, operation)
+        switch (next._tag) {
+          case "Unchanged":
+            return toBox(box)
+          case "Wake":
+            return toBox(yield* services.runtime.wake(box))
+          case "Move": {
+            const updated = yield* services.boxes.update(box.id, (record) => ({ ...record, status: next.to }))
+            return toBox(Option.getOrElse(updated, () => box))
+          }
+          case "Refused":
+            return yield* Effect.fail(refused(box, next))
+          default:
+            return yield* Effect.dieMessage(`BoxLifecycle: ${operation} gave ${next._tag}`)
+        }
+      }))
+  })
+
 /** The boxes handlers. */
 export const layer = HandlerGroups.group(BoxServiceApi, "boxes", (handlers) =>
   Effect.gen(function*() {
-    const boxes = yield* Boxes
-    const apps = yield* Apps
-    const policies = yield* EgressPolicies
-    const tcpAddresses = yield* TcpAddresses
-    const runtime = yield* BoxRuntime
-    const config = yield* LocalServiceConfig
-
-    /**
-     * The egress policy a create request gives its box: a saved policy's id (404 when the organization has none of
-     * that id; ListenerPolicy's no network at creation), an inline document (400 when it uses secrets), or none.
-     */
-    const egressPolicyOf = (orgId: string, payload: Box.CreateBoxRequest) =>
-      Effect.gen(function*() {
-        if (typeof payload.egress_policy === "string") {
-          const saved = yield* policies.get(orgId, payload.egress_policy)
-          if (Option.isNone(saved)) {
-            return yield* Effect.fail(ApiError.make.notFound(
-              `egress_policy: no egress policy ${payload.egress_policy} in this organization.`,
-              "egress_policy"
-            ))
-          }
-          yield* ListenerPolicy.refuseNoNetworkAtCreation(saved.value.document, payload.ingress_ports?.length ?? 0)
-          return payload.egress_policy
-        }
-        if (payload.egress_policy !== undefined && usesSecrets(payload.egress_policy)) {
-          return yield* Effect.fail(ApiError.make.invalidRequest(
-            "egress_policy.rules: an inline egress policy cannot use secrets; save it as a policy first and pass its id.",
-            "egress_policy.rules"
-          ))
-        }
-        return payload.egress_policy ?? null
-      })
-
-    const create = (payload: Box.CreateBoxRequest) =>
-      Effect.gen(function*() {
-        const principal = yield* Principal
-        const orgId = yield* requireOrganization(principal)
-        const visibility = payload.visibility ?? "org"
-        if (visibility === "private" && principal.userId === null) {
-          return yield* Effect.fail(ApiError.make.permission("Creating a private box needs a user-scoped API key."))
-        }
-        const app = yield* apps.get(orgId, payload.app_id)
-        if (Option.isNone(app)) {
-          return yield* Effect.fail(ApiError.make.notFound(`app_id: no app ${payload.app_id} in this organization.`, "app_id"))
-        }
-        if (Box.needsImageBuild(payload.image)) {
-          return yield* Effect.fail(ApiError.make.invalidRequest(
-            "image: this image requires an image build first (build steps, environment variables, a Python version, " +
-              "systemd, a registry image or a Dockerfile); building needs an SDK or the command-line tool.",
-            "image"
-          ))
-        }
-        const image = baseImageOf(payload.image.base)
-        if (image === undefined) {
-          return yield* Effect.fail(ApiError.make.invalidRequest(
-            `image.base: unknown base image ${JSON.stringify(payload.image.base)}; the local service knows ${
-              Object.keys(baseImages).join(", ")
-            }.`,
-            "image.base"
-          ))
-        }
-        if ((payload.ingress_ports?.length ?? 0) > 0) {
-          yield* ListenerPolicy.requirePersistence(image.persistent, `The image ${payload.image.base}`, "ingress_ports")
-        }
-        const egressPolicy = yield* egressPolicyOf(orgId, payload)
-        const ports = new Set<number>()
-        for (const [index, port] of (payload.ingress_ports ?? []).entries()) {
-          if (ports.has(port.guest_port)) {
-            return yield* Effect.fail(ApiError.make.invalidRequest(
-              `ingress_ports[${index}].guest_port: port ${port.guest_port} is listed twice.`,
-              `ingress_ports[${index}].guest_port`
-            ))
-          }
-          ports.add(port.guest_port)
-        }
-        const boxId = mint<string>("sb_")
-        const listeners: Array<ListenerRecord> = []
-        for (const port of payload.ingress_ports ?? []) {
-          listeners.push(yield* ListenerPolicy.takeListener(tcpAddresses, orgId, boxId, port))
-        }
-        const resources = Box.resolveResources(payload)
-        const record: BoxRecord = {
-          id: boxId,
-          orgId,
-          creatorKeyId: principal.keyId,
-          creatorUserId: principal.userId,
-          name: payload.name,
-          appId: app.value.id,
-          image: baseImageSpecs[payload.image.base!] ?? payload.image,
-          size: resources.size,
-          vcpus: resources.vcpus,
-          memoryLimitGib: resources.memory_limit_gib,
-          stateDiskLimitGib: resources.state_disk_limit_gib,
-          maxLifetimeSeconds: payload.max_lifetime_seconds ?? null,
-          visibility,
-          egressPolicy,
-          listeners: listeners.length === 0 ? noListeners : listeners,
-          status: "creating",
-          errorMessage: undefined,
-          guestSchemaVersion: null,
-          pendingUpgrade: false,
-          createdAtMillis: yield* Clock.currentTimeMillis,
-          persistent: image.persistent,
-          hasClipboard: image.clipboard,
-          clipboard: null,
-          terminalSizes: noTerminalSizes,
-          bootCount: 0
-        }
-        if (!(yield* boxes.insertWithinQuota(record, config.quotas.boxes))) {
-          // Refused by the boxes quota: what the request took is given back, and nothing else was written.
-          yield* ListenerPolicy.releaseAddresses(tcpAddresses, orgId, listeners)
-          return yield* Effect.fail(Quotas.boxesExceeded(config.quotas, (yield* boxes.usage(orgId)).activeBoxes))
-        }
-        yield* runtime.boot(boxId)
-        return { box_id: BoxId.make(boxId, true), status: record.status }
-      })
-
-    const upgrade = (boxId: string, reason: string | undefined) =>
-      Effect.gen(function*() {
-        const principal = yield* Principal
-        return yield* operate(principal, boxId, "upgrade", reason, "accepts", (box) =>
-          Effect.gen(function*() {
-            const current = yield* runtime.currentVersion
-            const result = (record: BoxRecord, applied: boolean): Box.UpgradeResult => ({
-              box_id: BoxId.make(record.id, true),
-              status: record.status,
-              applied,
-              ...(applied && record.guestSchemaVersion !== null
-                ? { guest_schema_version: record.guestSchemaVersion }
-                : {})
-            })
-            if (box.guestSchemaVersion === null || box.guestSchemaVersion === current) {
-              // Already current, or not booted yet (it will boot on the current runtime): nothing left to apply.
-              return result(box, true)
-            }
-            const next = BoxLifecycle.transition(box.status, "upgrade")
-            switch (next._tag) {
-              case "Restart": {
-                const restarted = yield* runtime.restart(box.id)
-                return result(Option.getOrElse(restarted, () => box), true)
-              }
-              case "Pending": {
-                const recorded = yield* boxes.update(box.id, (record) => ({ ...record, pendingUpgrade: true }))
-                return result(Option.getOrElse(recorded, () => box), false)
-              }
-              case "Refused":
-                return yield* Effect.fail(refused(box, next))
-              default:
-                return yield* Effect.dieMessage(`BoxLifecycle: upgrade gave ${next._tag}`)
-            }
-          }))
-      })
-
-    const transition = (
-      boxId: string,
-      reason: string | undefined,
-      operation: "pause" | "resume" | "sleep"
-    ) =>
-      Effect.gen(function*() {
-        const principal = yield* Principal
-        return yield* operate(principal, boxId, operation, reason, "accepts", (box) =>
-          Effect.gen(function*() {
-            const next = BoxLifecycle.transition(box.status, operation)
-            switch (next._tag) {
-              case "Unchanged":
-                return toBox(box)
-              case "Wake":
-                return toBox(yield* runtime.wake(box))
-              case "Move": {
-                const updated = yield* boxes.update(box.id, (record) => ({ ...record, status: next.to }))
-                return toBox(Option.getOrElse(updated, () => box))
-              }
-              case "Refused":
-                return yield* Effect.fail(refused(box, next))
-              default:
-                return yield* Effect.dieMessage(`BoxLifecycle: ${operation} gave ${next._tag}`)
-            }
-          }))
-      })
-
+    const services: BoxServices = {
+      boxes: yield* Boxes,
+      apps: yield* Apps,
+      policies: yield* EgressPolicies,
+      tcpAddresses: yield* TcpAddresses,
+      runtime: yield* BoxRuntime,
+      config: yield* LocalServiceConfig
+    }
     return handlers
-      .handle("create", ({ payload }) => create(payload))
+      .handle("create", ({ payload }) => createBox(services, payload))
       .handle("retrieve", ({ headers, path }) =>
         Effect.flatMap(Principal, (principal) =>
           operate(principal, path.box_id, "read", headers[OwnerOverrideHeader], "accepts", (box) =>
             Effect.succeed(toBox(box)))))
-      .handle("upgrade", ({ headers, path }) => upgrade(path.box_id, headers[OwnerOverrideHeader]))
-      .handle("pause", ({ headers, path }) => transition(path.box_id, headers[OwnerOverrideHeader], "pause"))
-      .handle("resume", ({ headers, path }) => transition(path.box_id, headers[OwnerOverrideHeader], "resume"))
-      .handle("sleep", ({ headers, path }) => transition(path.box_id, headers[OwnerOverrideHeader], "sleep"))
+      .handle("upgrade", ({ headers, path }) => upgradeBox(services, path.box_id, headers[OwnerOverrideHeader]))
+      .handle("pause", ({ headers, path }) => moveBox(services, path.box_id, headers[OwnerOverrideHeader], "pause"))
+      .handle("resume", ({ headers, path }) => moveBox(services, path.box_id, headers[OwnerOverrideHeader], "resume"))
+      .handle("sleep", ({ headers, path }) => moveBox(services, path.box_id, headers[OwnerOverrideHeader], "sleep"))
       .handle("terminate", ({ headers, path }) =>
         Effect.flatMap(Principal, (principal) =>
           operate(principal, path.box_id, "terminate", headers[OwnerOverrideHeader], "accepts", (box) =>
-            Effect.map(runtime.terminate(box.id), (terminated) => toBox(Option.getOrElse(terminated, () => box))))))
+            Effect.map(services.runtime.terminate(box.id), (terminated) => toBox(Option.getOrElse(terminated, () => box))))))
   }))
