@@ -558,7 +558,7 @@ const durabilitySection = (results: DurabilityResults, memory: MemoryResults | u
   return [
     "## 6. Durable state",
     "",
-    "The budgets of durable state (docs/ASSUMPTIONS.md "Durable state"). `--data-dir` is always a fresh temporary directory (SQLite, WAL); every " +
+    "The budgets of durable state (docs/ASSUMPTIONS.md \"Durable state\"). `--data-dir` is always a fresh temporary directory (SQLite, WAL); every " +
     "server is a fresh child process. Before every measured start the command's bundle is rebuilt if a source is " +
     "newer, and started once to write its code cache, untimed (the sources may be edited while the suite runs; " +
     `otherwise \`bin/boxkit.js\` would build inside a measured start): ${results.commandRebuilds} rebuild(s) in this run.`,
