@@ -60,7 +60,10 @@ const chunks = (ids: ReadonlyArray<string>): Array<ReadonlyArray<string>> => {
  */
 const rememberedInserts = 1024
 
-/** Boxes this layer inserted and has not written since, by id, with the document stored (at most {@link rememberedInserts}). */
+/**
+ * Boxes this layer inserted and has not written since, by id, with the document stored (at most
+ * {@link rememberedInserts}, the oldest forgotten first).
+ */
 class InsertedBoxes {
   private readonly byId = new Map<string, { readonly record: BoxRecord; readonly document: string }>()
   has(id: string): boolean {
@@ -119,7 +122,9 @@ const writeOverInserted = ({ inserted, sql }: BoxStore, id: string, f: (record: 
 const rows = (operation: string, effect: Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError>) =>
   Effect.map(StoreError.refail(operation)(effect), (found) => found.map(decode))
 
-/** Inserts `record`, remembered as inserted. The organization's usage grows with the row, by trigger (Migrations.ts). */
+/**
+ * Inserts `record`, remembered as inserted. The organization's usage grows with the row, by trigger (Migrations.ts).
+ */
 const insert = (store: BoxStore, record: BoxRecord) => {
   const document = documentOf(record)
   return StoreError.refail("Boxes.insert")(Effect.map(
@@ -227,7 +232,10 @@ const usage = ({ sql }: BoxStore, orgId: string) =>
     })
   ))
 
-/** True when a box of `orgId` lists `hostname` as a custom domain: the JSON text narrows the rows, the listeners decide. */
+/**
+ * True when a box of `orgId` lists `hostname` as a custom domain: the JSON text narrows the rows, the listeners
+ * decide.
+ */
 const hasCustomDomain = ({ select, sql }: BoxStore, orgId: string, hostname: string) =>
   Effect.map(
     rows("Boxes.hasCustomDomain", sql`${select} WHERE org_id = ${orgId}

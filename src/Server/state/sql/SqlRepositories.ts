@@ -41,8 +41,10 @@ import { flagOf, numberOf, numberOrNull, rowsAffectedOf, textOrNull } from "./Ro
 type Row = Record<string, unknown>
 
 /** `effect` with its database failure as the repositories' `StoreError` of `operation` (e.g. `Apps.list`). */
-const refail = <A, R>(operation: string, effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, StoreError, R> =>
-  StoreError.refail(operation)(effect)
+const refail = <A, R>(
+  operation: string,
+  effect: Effect.Effect<A, SqlError.SqlError, R>
+): Effect.Effect<A, StoreError, R> => StoreError.refail(operation)(effect)
 
 /**
  * True when a text column can hold `key` as it is: no NUL (PostgreSQL refuses it with an error, SQLite's strings end
@@ -152,7 +154,8 @@ export const identity = Layer.effect(
     })
     return {
       findKey: (key) =>
-        refail("Identity.findKey", sql`SELECT key_id, org_id, user_id FROM api_keys WHERE key_hash = ${keyHashOf(key)}`).pipe(
+        refail("Identity.findKey",
+          sql`SELECT key_id, org_id, user_id FROM api_keys WHERE key_hash = ${keyHashOf(key)}`).pipe(
           Effect.map((rows) =>
             Option.map(first(rows), (row): ApiKeyRecord => ({
               keyId: String(row.key_id),
@@ -162,7 +165,8 @@ export const identity = Layer.effect(
           )
         ),
       organization: (id) =>
-        refail("Identity.organization", sql`SELECT id, credits, created_at_millis FROM organizations WHERE id = ${id}`).pipe(
+        refail("Identity.organization",
+          sql`SELECT id, credits, created_at_millis FROM organizations WHERE id = ${id}`).pipe(
           Effect.map((rows) => Option.map(first(rows), organizationOf))
         ),
       user: (id) =>
@@ -171,7 +175,8 @@ export const identity = Layer.effect(
             Option.map(first(rows), (row) => ({ id: String(row.id), orgId: String(row.org_id), admin: flagOf(row.admin) }))
           )
         ),
-      organizations: refail("Identity.organizations", sql`SELECT id, credits, created_at_millis FROM organizations ORDER BY id`).pipe(
+      organizations: refail("Identity.organizations",
+        sql`SELECT id, credits, created_at_millis FROM organizations ORDER BY id`).pipe(
         Effect.map((rows) => rows.map(organizationOf))
       ),
       addOrganization: (record) =>
@@ -179,7 +184,8 @@ export const identity = Layer.effect(
           VALUES (${record.id}, ${record.credits ? 1 : 0}, ${record.createdAtMillis})
           ON CONFLICT (id) DO UPDATE SET credits = excluded.credits, created_at_millis = excluded.created_at_millis`),
       addUser: (record) =>
-        refail("Identity.addUser", sql`INSERT INTO users (id, org_id, admin) VALUES (${record.id}, ${record.orgId}, ${record.admin ? 1 : 0})
+        refail("Identity.addUser",
+          sql`INSERT INTO users (id, org_id, admin) VALUES (${record.id}, ${record.orgId}, ${record.admin ? 1 : 0})
           ON CONFLICT (id) DO UPDATE SET org_id = excluded.org_id, admin = excluded.admin`),
       addKey: (key, record) => {
         const full: ApiKeyRecord = { ...record, keyId: keyIdOf(key) }
@@ -214,7 +220,8 @@ export const apps = Layer.effect(
       const known = byName.get(nameKey(orgId, name))
       if (known !== undefined) return Effect.succeed(Option.some(known))
       if (!storable(name)) return Effect.succeedNone
-      return refail("Apps.findByName", sql`SELECT id, org_id, name, created_at FROM apps WHERE org_id = ${orgId} AND name = ${name}`).pipe(
+      return refail("Apps.findByName",
+        sql`SELECT id, org_id, name, created_at FROM apps WHERE org_id = ${orgId} AND name = ${name}`).pipe(
         Effect.map((rows) => Option.map(first(rows), remember))
       )
     }
@@ -272,7 +279,8 @@ export const secrets = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     return {
       get: (orgId, name) =>
-        refail("Secrets.get", sql`SELECT value, created_at, updated_at FROM secrets WHERE org_id = ${orgId} AND name = ${name}`).pipe(
+        refail("Secrets.get",
+          sql`SELECT value, created_at, updated_at FROM secrets WHERE org_id = ${orgId} AND name = ${name}`).pipe(
           Effect.map((rows) =>
             Option.map(first(rows), (row) => ({
               orgId,
@@ -326,7 +334,8 @@ export const egressPolicies = Layer.effect(
     const decode = (row: Row): PolicyRecord => JSON.parse(String(row.record))
     return {
       get: (orgId, id) =>
-        refail("EgressPolicies.get", sql`SELECT record FROM egress_policies WHERE id = ${id} AND org_id = ${orgId}`).pipe(
+        refail("EgressPolicies.get",
+          sql`SELECT record FROM egress_policies WHERE id = ${id} AND org_id = ${orgId}`).pipe(
           Effect.map((rows) => Option.map(first(rows), decode))
         ),
       insert: (record) =>
@@ -352,7 +361,8 @@ export const egressPolicies = Layer.effect(
           f,
           (next) => sql`UPDATE egress_policies SET record = ${JSON.stringify(next)} WHERE id = ${id}`
         )),
-      list: refail("EgressPolicies.list", sql`SELECT record FROM egress_policies ORDER BY id`).pipe(Effect.map((rows) => rows.map(decode)))
+      list: refail("EgressPolicies.list",
+        sql`SELECT record FROM egress_policies ORDER BY id`).pipe(Effect.map((rows) => rows.map(decode)))
     }
   })
 )
@@ -367,7 +377,8 @@ export const runtimeVersion = Layer.effect(
         Effect.map((rows) => Option.map(first(rows), (row) => Number(row.value)))
       ),
       set: (version) =>
-        refail("RuntimeVersion.set", sql`INSERT INTO settings (name, value) VALUES ('guest_schema_version', ${String(version)})
+        refail("RuntimeVersion.set",
+          sql`INSERT INTO settings (name, value) VALUES ('guest_schema_version', ${String(version)})
           ON CONFLICT (name) DO UPDATE SET value = excluded.value`)
     }
   })
@@ -401,7 +412,8 @@ export const tcpAddresses = Layer.effect(
           return `tcp.boxes.localhost:${numberOf(rows[0].value)}`
         })),
       release: (orgId, address) =>
-        refail("TcpAddresses.release", sql`INSERT INTO tcp_addresses (org_id, address) VALUES (${orgId}, ${address}) ON CONFLICT DO NOTHING`),
+        refail("TcpAddresses.release",
+          sql`INSERT INTO tcp_addresses (org_id, address) VALUES (${orgId}, ${address}) ON CONFLICT DO NOTHING`),
       pool: (orgId) =>
         refail("TcpAddresses.pool", sql`SELECT address FROM tcp_addresses WHERE org_id = ${orgId} ORDER BY seq`).pipe(
           Effect.map((rows) => rows.map((row) => String(row.address)))
@@ -441,7 +453,8 @@ export const responses = Layer.effect(
       get: (id) =>
         !storable(id)
           ? Effect.succeedNone
-          : refail("Responses.get", sql`SELECT * FROM responses WHERE id = ${id}`).pipe(Effect.map((rows) => Option.map(first(rows), decode))),
+          : refail("Responses.get",
+            sql`SELECT * FROM responses WHERE id = ${id}`).pipe(Effect.map((rows) => Option.map(first(rows), decode))),
       insert: (record) =>
         refail("Responses.insert", sql.withTransaction(Effect.gen(function*() {
           const bytes = responseBytes(record)
@@ -464,7 +477,8 @@ export const responses = Layer.effect(
           return { _tag: "Written", record } satisfies StoredBytesUpdate<ResponseRecord>
         }))),
       update: (id, f) =>
-        refail("Responses.update", modify(sql, sql`SELECT * FROM responses WHERE id = ${id} ${forUpdate(sql)}`, decode, f, (next, current) =>
+        refail("Responses.update",
+          modify(sql, sql`SELECT * FROM responses WHERE id = ${id} ${forUpdate(sql)}`, decode, f, (next, current) =>
           Effect.gen(function*() {
             const bytes = next.object === current.object ? undefined : responseBytes(next)
             if (bytes !== undefined) {
@@ -483,7 +497,8 @@ export const responses = Layer.effect(
         refail("Responses.storedBytes", sql`SELECT response_bytes FROM org_usage WHERE org_id = ${orgId}`).pipe(
           Effect.map((rows) => rows.length === 0 ? 0 : numberOf(rows[0].response_bytes))
         ),
-      list: refail("Responses.list", sql`SELECT * FROM responses ORDER BY id`).pipe(Effect.map((rows) => rows.map(decode)))
+      list: refail("Responses.list",
+        sql`SELECT * FROM responses ORDER BY id`).pipe(Effect.map((rows) => rows.map(decode)))
     }
   })
 )
@@ -501,7 +516,8 @@ export const logs = Layer.effect(
       delivery: (entry) =>
         refail("Logs.delivery", sql`INSERT INTO webhook_deliveries (response_id, at_millis, entry)
           VALUES (${entry.response_id}, ${Date.parse(entry.at)}, ${JSON.stringify(entry)})`),
-      pruneDeliveries: (beforeMillis) => refail("Logs.pruneDeliveries", sql`DELETE FROM webhook_deliveries WHERE at_millis < ${beforeMillis}`),
+      pruneDeliveries: (beforeMillis) => refail("Logs.pruneDeliveries",
+        sql`DELETE FROM webhook_deliveries WHERE at_millis < ${beforeMillis}`),
       deliveries: refail("Logs.deliveries", sql`SELECT entry FROM webhook_deliveries ORDER BY seq`).pipe(
         Effect.map((rows) => rows.map((row): WebhookDeliveryEntry => JSON.parse(String(row.entry))))
       )

@@ -97,23 +97,30 @@ export const layerDurableWork = Layer.effect(
       addJob: (job) => {
         // The webhook token stays with the response record; it is not copied here.
         const { webhookToken: _token, ...prepared } = job.prepared
-        return StoreError.refail("DurableWork.addJob")(sql`INSERT INTO background_jobs (response_id, org_id, prepared, not_before_millis, owner)
+        return StoreError.refail("DurableWork.addJob")(
+          sql`INSERT INTO background_jobs (response_id, org_id, prepared, not_before_millis, owner)
           VALUES (${job.responseId}, ${job.orgId}, ${JSON.stringify(prepared)}, ${job.notBeforeMillis}, ${instances.id})`)
       },
-      finishJob: (responseId) => StoreError.refail("DurableWork.finishJob")(sql`DELETE FROM background_jobs WHERE response_id = ${responseId}`),
+      finishJob: (responseId) => StoreError.refail("DurableWork.finishJob")(
+        sql`DELETE FROM background_jobs WHERE response_id = ${responseId}`),
       addDelivery: (delivery) =>
-        StoreError.refail("DurableWork.addDelivery")(sql`INSERT INTO webhook_outbox (response_id, url, body, round, attempt, round_started_at_millis, owner)
+        StoreError.refail("DurableWork.addDelivery")(
+          sql`INSERT INTO webhook_outbox (response_id, url, body, round, attempt, round_started_at_millis, owner)
           VALUES (${delivery.responseId}, ${delivery.url}, ${JSON.stringify(delivery.body)}, ${delivery.position.round},
             ${delivery.position.attempt}, ${delivery.position.roundStartedAtMillis}, ${instances.id})
           ON CONFLICT (response_id) DO UPDATE SET url = excluded.url, body = excluded.body, round = excluded.round,
             attempt = excluded.attempt, round_started_at_millis = excluded.round_started_at_millis,
             owner = excluded.owner`),
       progressDelivery: (responseId, position) =>
-        StoreError.refail("DurableWork.progressDelivery")(sql`UPDATE webhook_outbox SET round = ${position.round}, attempt = ${position.attempt},
+        StoreError.refail("DurableWork.progressDelivery")(
+          sql`UPDATE webhook_outbox SET round = ${position.round}, attempt = ${position.attempt},
           round_started_at_millis = ${position.roundStartedAtMillis} WHERE response_id = ${responseId}`),
-      finishDelivery: (responseId) => StoreError.refail("DurableWork.finishDelivery")(sql`DELETE FROM webhook_outbox WHERE response_id = ${responseId}`),
-      claimJobs: StoreError.refail("DurableWork.claimJobs")(Effect.map(orphaned("background_jobs"), (rows) => rows.map(jobOf))),
-      claimDeliveries: StoreError.refail("DurableWork.claimDeliveries")(Effect.map(orphaned("webhook_outbox"), (rows) => rows.map(deliveryOf)))
+      finishDelivery: (responseId) => StoreError.refail("DurableWork.finishDelivery")(
+        sql`DELETE FROM webhook_outbox WHERE response_id = ${responseId}`),
+      claimJobs: StoreError.refail("DurableWork.claimJobs")(
+        Effect.map(orphaned("background_jobs"), (rows) => rows.map(jobOf))),
+      claimDeliveries: StoreError.refail("DurableWork.claimDeliveries")(
+        Effect.map(orphaned("webhook_outbox"), (rows) => rows.map(deliveryOf)))
     }
   })
 )
