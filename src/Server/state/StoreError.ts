@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 
 /** SQLSTATE codes and classes of a database that cannot answer now. */
 const transientStates = /^(08|53|57)|^(40001|40P01|55P03)$/
@@ -78,10 +78,5 @@ export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   static refail(operation: string) {
     return <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, StoreError, R> =>
       Effect.mapError(effect, (error) => StoreError.fromError(operation, error))
-  }
-
-  /** True when `cause` failed with a {@link StoreError}. */
-  static isCause(cause: Cause.Cause<unknown>): boolean {
-    return Cause.failureOption(cause).pipe((found) => found._tag === "Some" && found.value instanceof StoreError)
   }
 }
