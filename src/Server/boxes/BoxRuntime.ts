@@ -100,6 +100,107 @@ const coldStart = (box: BoxRecord, version: number): BoxRecord => ({
   bootCount: box.bootCount + 1
 })
 
+/** A boot: a box in `creating` becomes `running` on runtime `current` (or `failed`); any other box is left as it is. */
+const booted = (current: number) => (box: BoxRecord): BoxRecord => {
+  if (box.status !== "creating") return box
+  const image = baseImageOf(box.image.base)
+  const status = BoxLifecycle.afterBoot(image?.failsToStart === true)
+  if (status !== "running") return { ...box, status, errorMessage: failToStartMessage }
+  return { ...box, status, guestSchemaVersion: current, bootCount: box.bootCount + 1 }
+}
+
+/**
+ * Terminates a box now, its listeners taken in the same atomic update (so concurrent terminations release each tcp
+ * address once) and then given back to the organization's pool. None when it does not exist.
+ */
+const terminateBox = (
+  boxes: Context.Tag.Service<Boxes>,
+  tcpAddresses: Context.Tag.Service<TcpAddresses>,
+  boxId: string
+) =>
+  Effect.gen(function*() {
+    let released: ReadonlyArray<ListenerRecord> = []
+    const updated = yield* boxes.update(boxId, (box) => {
+      released = box.listeners
+      return terminated(box)
+    })
+    if (Option.isSome(updated)) yield* ListenerPolicy.releaseAddresses(tcpAddresses, updated.value.orgId, released)
+    return updated
+  })
+
+/**
+ * Boots waiting for their time, in order of creation (the boot delay is the same for every box, so the times only
+ * grow): `serve` is one fiber that sleeps until the first is due and boots every box due then in one update, instead
+ * of a sleeping fiber per box; `enqueue` adds a box due `bootDelayMillis` from now.
+ */
+const makeBootQueue = <E>(
+  boxes: Context.Tag.Service<Boxes>,
+  currentVersion: Effect.Effect<number, E>,
+  bootDelayMillis: number
+) => {
+  const pendingIds: Array<string> = []
+  const pendingDue: Array<number> = []
+  let head = 0
+  let wake: Deferred.Deferred<void> | undefined
+  const serve = Effect.gen(function*() {
+    while (true) {
+      if (head === pendingIds.length) {
+        pendingIds.length = 0
+        pendingDue.length = 0
+        head = 0
+        const deferred = yield* Deferred.make<void>()
+        // Boots queued while the deferred was made are served first; later ones complete it.
+        if (head < pendingIds.length) continue
+        wake = deferred
+        yield* Deferred.await(deferred)
+        continue
+      }
+      const now = yield* Clock.currentTimeMillis
+      if (pendingDue[head] > now) {
+        yield* Effect.sleep(Duration.millis(pendingDue[head] - now))
+        continue
+      }
+      const current = yield* currentVersion
+      const due: Array<string> = []
+      while (head < pendingIds.length && pendingDue[head] <= now) due.push(pendingIds[head++])
+      // The boots due together are one update (one read of their rows and one commit in a durable store).
+      yield* boxes.updateAll(due, booted(current))
+      if (head > 1024 && head * 2 > pendingIds.length) {
+        pendingIds.splice(0, head)
+        pendingDue.splice(0, head)
+        head = 0
+      }
+    }
+  })
+  const enqueue = (boxId: string) =>
+    Effect.map(Clock.currentTimeMillis, (now) => {
+      pendingIds.push(boxId)
+      pendingDue.push(now + bootDelayMillis)
+      if (wake !== undefined) {
+        Deferred.unsafeDone(wake, Exit.void)
+        wake = undefined
+      }
+    })
+  return { serve, enqueue }
+}
+
+/**
+ * Boots nobody will finish (the service restarted, or the instance that queued them is gone): boxes `creating` for
+ * longer than the boot delay and a second, booted now on the current runtime.
+ */
+const finishUnfinishedBoots = <E>(
+  boxes: Context.Tag.Service<Boxes>,
+  currentVersion: Effect.Effect<number, E>,
+  bootDelayMillis: number
+) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const stuck = yield* boxes.creating(now - bootDelayMillis - 1000)
+    if (stuck.length === 0) return
+    const current = yield* currentVersion
+    for (const box of stuck) yield* boxes.update(box.id, booted(current))
+  })
+
 /** The runtime, with the periodic lifetime check running in the layer's scope. */
 export const layer = Layer.scoped(
   BoxRuntime,
@@ -109,70 +210,14 @@ export const layer = Layer.scoped(
     const tcpAddresses = yield* TcpAddresses
     const versions = yield* RuntimeVersion
     const currentVersion = Effect.map(versions.get, Option.getOrElse(() => config.initialGuestSchemaVersion))
+    const terminate = (boxId: string) => terminateBox(boxes, tcpAddresses, boxId)
+    const bootDelayMillis = Duration.toMillis(config.bootDelay)
 
-    const terminate = (boxId: string) =>
-      Effect.gen(function*() {
-        // The listeners are taken in the same atomic update, so concurrent terminations release each address once.
-        let released: ReadonlyArray<ListenerRecord> = []
-        const updated = yield* boxes.update(boxId, (box) => {
-          released = box.listeners
-          return terminated(box)
-        })
-        if (Option.isSome(updated)) yield* ListenerPolicy.releaseAddresses(tcpAddresses, updated.value.orgId, released)
-        return updated
-      })
-
-    /** A boot: a box in `creating` becomes `running` on the current runtime (or `failed`). */
-    const booted = (current: number) => (box: BoxRecord): BoxRecord => {
-      if (box.status !== "creating") return box
-      const image = baseImageOf(box.image.base)
-      const status = BoxLifecycle.afterBoot(image?.failsToStart === true)
-      if (status !== "running") return { ...box, status, errorMessage: failToStartMessage }
-      return { ...box, status, guestSchemaVersion: current, bootCount: box.bootCount + 1 }
-    }
-    const bootNow = (boxId: string, current: number) => boxes.update(boxId, booted(current))
-
-    // Boots waiting for their time, in order of creation (the boot delay is the same for every box, so the times
-    // only grow): one fiber sleeps until the first is due, instead of a sleeping fiber per box.
-    const pendingIds: Array<string> = []
-    const pendingDue: Array<number> = []
-    let head = 0
-    let wake: Deferred.Deferred<void> | undefined
-    const bootDue = Effect.gen(function*() {
-      while (true) {
-        if (head === pendingIds.length) {
-          pendingIds.length = 0
-          pendingDue.length = 0
-          head = 0
-          const deferred = yield* Deferred.make<void>()
-          // Boots queued while the deferred was made are served first; later ones complete it.
-          if (head < pendingIds.length) continue
-          wake = deferred
-          yield* Deferred.await(deferred)
-          continue
-        }
-        const now = yield* Clock.currentTimeMillis
-        if (pendingDue[head] > now) {
-          yield* Effect.sleep(Duration.millis(pendingDue[head] - now))
-          continue
-        }
-        const current = yield* currentVersion
-        const due: Array<string> = []
-        while (head < pendingIds.length && pendingDue[head] <= now) due.push(pendingIds[head++])
-        // The boots due together are one update (one read of their rows and one commit in a durable store).
-        yield* boxes.updateAll(due, booted(current))
-        if (head > 1024 && head * 2 > pendingIds.length) {
-          pendingIds.splice(0, head)
-          pendingDue.splice(0, head)
-          head = 0
-        }
-      }
-    })
-    yield* bootDue.pipe(
+    const bootQueue = makeBootQueue(boxes, currentVersion, bootDelayMillis)
+    yield* bootQueue.serve.pipe(
       Effect.catchAllCause(StoreOutage.logBackgroundFailure("box boots")),
       Effect.forkScoped
     )
-    const bootDelayMillis = Duration.toMillis(config.bootDelay)
 
     const expire = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
@@ -180,25 +225,16 @@ export const layer = Layer.scoped(
       for (const box of due) yield* terminate(box.id)
       return due.length
     })
-
     yield* expire.pipe(
       Effect.repeat(Schedule.spaced(config.expiryCheckInterval)),
       Effect.catchAllCause(StoreOutage.logBackgroundFailure("box lifetime check")),
       Effect.forkScoped
     )
 
-    // Boots nobody will finish (the service restarted, or the instance that queued them is gone): boxes `creating`
-    // for longer than the boot delay and a second, looked for at start and every `recoveryInterval`.
-    const unfinishedBoots = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const stuck = yield* boxes.creating(now - bootDelayMillis - 1000)
-      if (stuck.length === 0) return
-      const current = yield* currentVersion
-      for (const box of stuck) yield* bootNow(box.id, current)
-    })
-    // Only a store that outlives the process (or is shared by instances) can hold boots nobody finishes.
+    // Looked for at start and every `recoveryInterval`, only where a store outlives the process (or is shared by
+    // instances): only such a store can hold boots nobody finishes.
     if ((yield* DurableWork).resumable) {
-      yield* unfinishedBoots.pipe(
+      yield* finishUnfinishedBoots(boxes, currentVersion, bootDelayMillis).pipe(
         Effect.catchAllCause(StoreOutage.logBackgroundFailure("looking for unfinished boots")),
         Effect.repeat(Schedule.spaced(config.recoveryInterval)),
         Effect.forkScoped
@@ -209,15 +245,7 @@ export const layer = Layer.scoped(
       currentVersion,
       setCurrentVersion: versions.set,
       terminate,
-      boot: (boxId) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
-          pendingIds.push(boxId)
-          pendingDue.push(now + bootDelayMillis)
-          if (wake !== undefined) {
-            Deferred.unsafeDone(wake, Exit.void)
-            wake = undefined
-          }
-        }),
+      boot: bootQueue.enqueue,
       wake: (box) =>
         Effect.gen(function*() {
           const current = yield* currentVersion
