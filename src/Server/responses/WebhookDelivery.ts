@@ -162,6 +162,282 @@ export interface DeliveryOptions {
   readonly attemptTimeout?: Duration.Duration
 }
 
+/** The services and settings every delivery of one {@link layer} runs with. */
+interface DeliveryServices {
+  readonly client: HttpClient.HttpClient
+  /** The client is the toolkit's `UndiciHttpClient`: it bounds an exchange by a deadline and reads the answer's body. */
+  readonly clientHonoursDeadline: boolean
+  readonly logs: Context.Tag.Service<Logs>
+  readonly responses: Context.Tag.Service<Responses>
+  readonly work: Context.Tag.Service<DurableWork>
+  /** The timeout of one attempt, in milliseconds (never more than what is left of the round). */
+  readonly attemptTimeoutMillis: number
+  /** The attempts waiting for a worker, one lane per organization. */
+  readonly attempts: FairQueue<Effect.Effect<void>>
+  /** The fibers of deliveries retried or resumed in the background, stopped with the layer. */
+  readonly running: FiberSet.FiberSet<void, never>
+}
+
+/**
+ * The POST of one delivery (the same request for every attempt). The toolkit's client reads the answer's body with the
+ * answer, at most {@link maxReplyBytes} of it (`readWhole`; other clients ignore the mark).
+ */
+const deliveryRequestOf = (delivery: Delivery) => {
+  const request = HttpClientRequest.post(delivery.url).pipe(
+    HttpClientRequest.setHeader(SelfDelivery.deliveryHeader, "1"),
+    // Buffer.from: the same bytes as HttpBody.text's TextEncoder, about 3 times faster.
+    HttpClientRequest.setBody(HttpBody.uint8Array(Buffer.from(JSON.stringify(delivery.body) ?? "null", "utf8"), "application/json"))
+  )
+  return UndiciHttpClient.readWhole(
+    delivery.token === null ? request : HttpClientRequest.bearerToken(request, delivery.token),
+    maxReplyBytes
+  )
+}
+
+/** What a failed exchange is logged as: the timeout's message (`expired`), or the error's. */
+const describeFailure = (expired: string) => (error: unknown): string =>
+  typeof error === "string"
+    ? error
+    : HttpClientError.isHttpClientError(error) && error.cause === expired
+    ? expired
+    : error instanceof Error
+    ? error.message
+    : String(error)
+
+/**
+ * Reads `response`'s body up to {@link maxReplyBytes} and discards it, never failing: the status is already decided.
+ * The toolkit's client has read it with the answer (capped, within the attempt's deadline), so there is nothing left to
+ * read. With another client it is read as a stream until it ends or passes the cap (the stream, so the connection, is
+ * then closed), within what is left of the attempt's time (`deadlineMillis`, epoch milliseconds).
+ */
+const drainReply = (
+  services: DeliveryServices,
+  response: HttpClientResponse.HttpClientResponse,
+  deadlineMillis: number,
+  clock: Clock.Clock
+) => {
+  if (services.clientHonoursDeadline) return Effect.void
+  const read = Stream.runFoldWhile(response.stream, 0, (bytes) => bytes <= maxReplyBytes, (bytes, chunk) => bytes + chunk.byteLength)
+  const left = Math.max(1, deadlineMillis - clock.unsafeCurrentTimeMillis())
+  return Effect.ignore(Effect.timeoutFail(read, { duration: left, onTimeout: () => "expired" }))
+}
+
+/**
+ * One exchange of an attempt: its HTTP status, or why it failed (network error, or no answer's head within `timeout`
+ * milliseconds), never failing itself. The status stands once the answer's head has arrived: its body is then only
+ * drained.
+ */
+const exchange = (
+  services: DeliveryServices,
+  request: HttpClientRequest.HttpClientRequest,
+  timeout: number,
+  clock: Clock.Clock
+) => {
+  const { client } = services
+  const expired = `timed out after ${timeout} ms`
+  const timerRunning = services.clientHonoursDeadline && isLiveClock(clock)
+  const deadlineMillis = clock.unsafeCurrentTimeMillis() + timeout
+  const head: Effect.Effect<HttpClientResponse.HttpClientResponse, unknown> = timerRunning
+    ? UndiciHttpClient.withDeadline(client.execute(request), { atMillis: deadlineMillis, onExpire: () => expired })
+    : Effect.timeoutFail(client.execute(request), { duration: timeout, onTimeout: () => expired })
+  // A refusal by a boxkit service of its own delivery is told apart by its header (status -1: never retried).
+  const post = Effect.flatMap(head, (response) =>
+    Effect.as(
+      drainReply(services, response, deadlineMillis, clock),
+      response.headers[SelfDelivery.refusedHeader] !== undefined ? selfRefused : response.status
+    ))
+  return Effect.either(Effect.mapError(post, describeFailure(expired)))
+}
+
+/**
+ * One attempt of `delivery` at `position`: the exchange, bounded by the attempt's timeout and what is left of the
+ * round, written to the delivery log. A 2xx records the first delivery time (spec rule 7) and ends the delivery;
+ * anything else fails with {@link DeliveryFailed} (`final` for the service's own address).
+ */
+const attemptDelivery = (
+  services: DeliveryServices,
+  delivery: Delivery,
+  request: HttpClientRequest.HttpClientRequest,
+  position: DeliveryPosition
+) =>
+  Effect.clockWith((clock) =>
+    Effect.gen(function*() {
+      const startedAtMillis = clock.unsafeCurrentTimeMillis()
+      const left = position.roundStartedAtMillis + Duration.toMillis(roundBudget) - startedAtMillis
+      const outcome = yield* exchange(services, request, Math.max(1, Math.min(services.attemptTimeoutMillis, left)), clock)
+      const nowMillis = clock.unsafeCurrentTimeMillis()
+      const self = outcome._tag === "Right" && outcome.right === selfRefused
+      const status = outcome._tag === "Right" ? (self ? 403 : outcome.right) : null
+      const ok = status !== null && status >= 200 && status < 300
+      yield* bestEffortBookkeeping(services.logs.delivery({
+        response_id: delivery.responseId,
+        url: redactUserinfo(delivery.url),
+        round: position.round,
+        attempt: position.attempt,
+        status,
+        error: outcome._tag === "Left" ? outcome.left : self ? selfRefusedReason : null,
+        ok,
+        at: new Date(nowMillis).toISOString()
+      }))
+      if (!ok) {
+        return yield* Effect.fail(
+          new DeliveryFailed({
+            status,
+            reason: outcome._tag === "Left" ? outcome.left : self ? selfRefusedReason : `HTTP ${status}`,
+            startedAtMillis,
+            final: self
+          })
+        )
+      }
+      yield* bestEffortBookkeeping(services.responses.update(delivery.responseId, (record) =>
+        record.firstDeliveredAtMillis === null ? { ...record, firstDeliveredAtMillis: nowMillis } : record))
+      yield* bestEffortBookkeeping(services.work.finishDelivery(delivery.responseId))
+    })
+  )
+
+/**
+ * A store write of a delivery's bookkeeping (the attempt's log entry, the first delivery time, the stored position),
+ * logged and gone past when the store fails: the receiver's answer decides the delivery, not the store; a position not
+ * stored repeats attempts after a restart (at least once, as webhooks are).
+ */
+const bestEffortBookkeeping = <A>(effect: Effect.Effect<A, StoreError>): Effect.Effect<void> =>
+  Effect.catchAll(Effect.asVoid(effect), StoreOutage.logStoreFailure("recording a completion webhook attempt"))
+
+/**
+ * Starts `concurrency` workers (stopped with the scope) that run the attempts of `attempts`, one lane per
+ * organization taken in turn.
+ *
+ * FairQueue.ts: one offer per attempt, no fiber per waiting attempt. Not a semaphore: thousands of retries waiting on
+ * one (a dead receiver) are all woken at every release, and each wake-up that finds no permit nests another wait in
+ * the waiting fiber: memory grew with waiters times releases (3 GB for 2,000 deliveries to a dead port). Not one
+ * queue: one organization's backlog would go before every later delivery of the others.
+ */
+const startWorkers = (attempts: FairQueue<Effect.Effect<void>>, concurrency: number) => {
+  const worker = Effect.forever(Effect.flatMap(attempts.take, ({ lane, task }) =>
+    Effect.ensuring(task, Effect.sync(() => attempts.done(lane)))))
+  return Effect.forkScoped(
+    Effect.all(Array.from({ length: concurrency }, () => worker), { concurrency: "unbounded", discard: true })
+  )
+}
+
+/** `effect` run on a worker, in organization `orgId`'s lane of `attempts`; the caller waits for its outcome. */
+const onWorker = <A, E>(
+  attempts: FairQueue<Effect.Effect<void>>,
+  orgId: string,
+  effect: Effect.Effect<A, E>
+): Effect.Effect<A, E> =>
+  Effect.flatMap(Deferred.make<A, E>(), (outcome) =>
+    Effect.zipRight(
+      Effect.sync(() => attempts.offer(orgId, Effect.asVoid(Effect.intoDeferred(effect, outcome)))),
+      Deferred.await(outcome)
+    ))
+
+/**
+ * After a failed attempt at `from` (undefined: the first attempt): the rounds of {@link deliveryRoundsFrom}, fed that
+ * failure (`first`) first. Each next position is stored before it is waited for (DurableWork.ts).
+ */
+const retryRounds = (
+  services: DeliveryServices,
+  delivery: Delivery,
+  request: HttpClientRequest.HttpClientRequest,
+  first: DeliveryFailed,
+  from?: DeliveryPosition
+) => {
+  let position: DeliveryPosition = from ?? { round: 1, attempt: 1, roundStartedAtMillis: first.startedAtMillis }
+  const rounds = deliveryRoundsFrom(from).pipe(Schedule.tapOutput((next) =>
+    Effect.suspend(() => {
+      const previous = position
+      position = next
+      const stored = bestEffortBookkeeping(services.work.progressDelivery(delivery.responseId, next))
+      return Effect.zipRight(stored, next.round > previous.round
+        // At debug level: thousands of deliveries to a dead receiver must not flood the log; giving up is an
+        // error.
+        ? Effect.logDebug("completion webhook round failed").pipe(Effect.annotateLogs({
+          response_id: delivery.responseId,
+          round: previous.round,
+          next_round_in_ms: Duration.toMillis(roundDelay(previous.round))
+        }))
+        : Effect.void)
+    })
+  ))
+  return Effect.flatMap(Schedule.driver(rounds), (driver) => {
+    const loop = (failure: DeliveryFailed): Effect.Effect<void, DeliveryFailed> =>
+      failure.final === true ? Effect.fail(failure) : Effect.matchEffect(driver.next(failure), {
+        onFailure: () => Effect.fail(failure),
+        onSuccess: () =>
+          Effect.catchAll(
+            onWorker(services.attempts, delivery.orgId, attemptDelivery(services, delivery, request, position)),
+            loop
+          )
+      })
+    return loop(first)
+  })
+}
+
+/** Logs that `delivery` was given up after every round (the response is unchanged) and ends its stored delivery. */
+const logGivenUp = (services: DeliveryServices, delivery: Delivery) => (error: DeliveryFailed) =>
+  Effect.logError("completion webhook not delivered after every round; the response is unchanged").pipe(
+    Effect.annotateLogs({ response_id: delivery.responseId, reason: error.reason }),
+    Effect.zipRight(bestEffortBookkeeping(services.work.finishDelivery(delivery.responseId)))
+  )
+
+/**
+ * A delivery taken over from the store (after a restart, or from an instance that is gone): its next attempt at its
+ * stored position, once that is due, then the rest of its rounds. The token comes from the response record.
+ */
+const resumeStoredDelivery = (services: DeliveryServices, stored: StoredDelivery) =>
+  Effect.gen(function*() {
+    const record = yield* services.responses.get(stored.responseId)
+    const delivery: Delivery = {
+      responseId: stored.responseId,
+      orgId: record._tag === "Some" ? record.value.orgId : "",
+      url: stored.url,
+      token: record._tag === "Some" ? record.value.webhookToken : null,
+      body: stored.body
+    }
+    const wait = stored.position.roundStartedAtMillis - (yield* Clock.currentTimeMillis)
+    if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+    const request = deliveryRequestOf(delivery)
+    yield* Effect.catchAll(
+      onWorker(services.attempts, delivery.orgId, attemptDelivery(services, delivery, request, stored.position)),
+      (failure) => retryRounds(services, delivery, request, failure, stored.position)
+    ).pipe(Effect.catchAll(logGivenUp(services, delivery)))
+  }).pipe(Effect.catchAll(StoreOutage.logStoreFailure("resuming a completion webhook")))
+
+/** The first attempt of a delivery (on a worker); when it fails, the rounds go on in a fiber of their own. */
+const firstAttempt = (services: DeliveryServices, delivery: Delivery) =>
+  Effect.clockWith((clock) => {
+    const request = deliveryRequestOf(delivery)
+    return Effect.catchAll(
+      attemptDelivery(services, delivery, request, {
+        round: 1,
+        attempt: 1,
+        roundStartedAtMillis: clock.unsafeCurrentTimeMillis()
+      }),
+      (failure) =>
+        failure.final === true
+          ? logGivenUp(services, delivery)(failure)
+          : Effect.asVoid(FiberSet.run(
+            services.running,
+            retryRounds(services, delivery, request, failure).pipe(Effect.catchAll(logGivenUp(services, delivery)))
+          ))
+    )
+  })
+
+/**
+ * Every `recoveryInterval`, takes over the deliveries whose owner is gone (a restart, another instance that died) and
+ * resumes them where their rounds stood, until the scope closes.
+ */
+const resumeAbandonedDeliveries = (services: DeliveryServices, recoveryInterval: Duration.DurationInput) =>
+  services.work.claimDeliveries.pipe(
+    Effect.flatMap(Effect.forEach((stored) => FiberSet.run(services.running, resumeStoredDelivery(services, stored)), {
+      discard: true
+    })),
+    Effect.catchAllCause((cause) => Effect.logError("taking over webhook deliveries failed", cause)),
+    Effect.repeat(Schedule.spaced(recoveryInterval)),
+    Effect.forkScoped
+  )
+
 /**
  * The delivery service: at most `concurrency` attempts at once, at most `concurrencyPerOrganization` of them for one
  * organization, the organizations taking turns for free workers (FairQueue.ts), each attempt bounded by its timeout,
@@ -185,8 +461,6 @@ export const layer = (options: DeliveryOptions = {}) =>
     WebhookDelivery,
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
-      const logs = yield* Logs
-      const responses = yield* Responses
       const work = yield* DurableWork
       const config = yield* LocalServiceConfig
       const concurrency = Math.max(1, options.concurrency ?? 64)
@@ -194,223 +468,19 @@ export const layer = (options: DeliveryOptions = {}) =>
         1,
         options.concurrencyPerOrganization ?? concurrency - Math.max(1, Math.floor(concurrency / 8))
       )
-      const running = yield* FiberSet.make<void, never>()
-      const timeoutMillis = Duration.toMillis(options.attemptTimeout ?? attemptTimeout)
-      const lean = UndiciHttpClient.honoursDeadline(client)
-
-      /**
-       * The POST of one delivery (the same request for every attempt). The toolkit's client reads the answer's body
-       * with the answer, at most {@link maxReplyBytes} of it (`readWhole`; other clients ignore the mark).
-       */
-      const requestOf = (delivery: Delivery) => {
-        const request = HttpClientRequest.post(delivery.url).pipe(
-          HttpClientRequest.setHeader(SelfDelivery.deliveryHeader, "1"),
-          // Buffer.from: the same bytes as HttpBody.text's TextEncoder, about 3 times faster.
-          HttpClientRequest.setBody(HttpBody.uint8Array(Buffer.from(JSON.stringify(delivery.body) ?? "null", "utf8"), "application/json"))
-        )
-        return UndiciHttpClient.readWhole(
-          delivery.token === null ? request : HttpClientRequest.bearerToken(request, delivery.token),
-          maxReplyBytes
-        )
+      const services: DeliveryServices = {
+        client,
+        clientHonoursDeadline: UndiciHttpClient.honoursDeadline(client),
+        logs: yield* Logs,
+        responses: yield* Responses,
+        work,
+        attemptTimeoutMillis: Duration.toMillis(options.attemptTimeout ?? attemptTimeout),
+        attempts: new FairQueue<Effect.Effect<void>>(perOrganization),
+        running: yield* FiberSet.make<void, never>()
       }
-
-      /** What a failed exchange is logged as: the timeout's message, or the error's. */
-      const describe = (expired: string) => (error: unknown): string =>
-        typeof error === "string"
-          ? error
-          : HttpClientError.isHttpClientError(error) && error.cause === expired
-          ? expired
-          : error instanceof Error
-          ? error.message
-          : String(error)
-
-      /**
-       * Reads `response`'s body up to {@link maxReplyBytes} and discards it, never failing: the status is already
-       * decided. The toolkit's client has read it with the answer (capped, within the attempt's deadline), so there is
-       * nothing left to read. With another client it is read as a stream until it ends or passes the cap (the stream,
-       * so the connection, is then closed), within what is left of the attempt's time.
-       */
-      const drain = (response: HttpClientResponse.HttpClientResponse, deadlineMillis: number, clock: Clock.Clock) => {
-        if (lean) return Effect.void
-        const read = Stream.runFoldWhile(response.stream, 0, (bytes) => bytes <= maxReplyBytes, (bytes, chunk) => bytes + chunk.byteLength)
-        const left = Math.max(1, deadlineMillis - clock.unsafeCurrentTimeMillis())
-        return Effect.ignore(Effect.timeoutFail(read, { duration: left, onTimeout: () => "expired" }))
-      }
-
-      /**
-       * One attempt: its HTTP status, or why it failed (network error, or no answer's head within `timeout`), never
-       * failing itself. The status stands once the answer's head has arrived: its body is then only drained.
-       */
-      const exchange = (request: HttpClientRequest.HttpClientRequest, timeout: number, clock: Clock.Clock) => {
-        const expired = `timed out after ${timeout} ms`
-        const timerRunning = lean && isLiveClock(clock)
-        const deadlineMillis = clock.unsafeCurrentTimeMillis() + timeout
-        const head: Effect.Effect<HttpClientResponse.HttpClientResponse, unknown> = timerRunning
-          ? UndiciHttpClient.withDeadline(client.execute(request), { atMillis: deadlineMillis, onExpire: () => expired })
-          : Effect.timeoutFail(client.execute(request), { duration: timeout, onTimeout: () => expired })
-        // A refusal by a boxkit service of its own delivery is told apart by its header (status -1: never retried).
-        const post = Effect.flatMap(head, (response) =>
-          Effect.as(
-            drain(response, deadlineMillis, clock),
-            response.headers[SelfDelivery.refusedHeader] !== undefined ? selfRefused : response.status
-          ))
-        return Effect.either(Effect.mapError(post, describe(expired)))
-      }
-
-      /**
-       * A store write of a delivery's bookkeeping (the attempt's log entry, the first delivery time, the stored
-       * position), logged and gone past when the store fails: the receiver's answer decides the delivery, not the
-       * store; a position not stored repeats attempts after a restart (at least once, as webhooks are).
-       */
-      const going = <A>(effect: Effect.Effect<A, StoreError>): Effect.Effect<void> =>
-        Effect.catchAll(Effect.asVoid(effect), StoreOutage.logStoreFailure("recording a completion webhook attempt"))
-
-      const attempt = (delivery: Delivery, request: HttpClientRequest.HttpClientRequest, position: DeliveryPosition) =>
-        Effect.clockWith((clock) =>
-          Effect.gen(function*() {
-            const startedAtMillis = clock.unsafeCurrentTimeMillis()
-            const left = position.roundStartedAtMillis + Duration.toMillis(roundBudget) - startedAtMillis
-            const outcome = yield* exchange(request, Math.max(1, Math.min(timeoutMillis, left)), clock)
-            const nowMillis = clock.unsafeCurrentTimeMillis()
-            const self = outcome._tag === "Right" && outcome.right === selfRefused
-            const status = outcome._tag === "Right" ? (self ? 403 : outcome.right) : null
-            const ok = status !== null && status >= 200 && status < 300
-            yield* going(logs.delivery({
-              response_id: delivery.responseId,
-              url: redactUserinfo(delivery.url),
-              round: position.round,
-              attempt: position.attempt,
-              status,
-              error: outcome._tag === "Left" ? outcome.left : self ? selfRefusedReason : null,
-              ok,
-              at: new Date(nowMillis).toISOString()
-            }))
-            if (!ok) {
-              return yield* Effect.fail(
-                new DeliveryFailed({
-                  status,
-                  reason: outcome._tag === "Left" ? outcome.left : self ? selfRefusedReason : `HTTP ${status}`,
-                  startedAtMillis,
-                  final: self
-                })
-              )
-            }
-            yield* going(responses.update(delivery.responseId, (record) =>
-              record.firstDeliveredAtMillis === null ? { ...record, firstDeliveredAtMillis: nowMillis } : record))
-            yield* going(work.finishDelivery(delivery.responseId))
-          })
-        )
-
-      // Every attempt runs on one of `concurrency` workers fed by one lane per organization, taken in turn
-      // (FairQueue.ts: one offer per attempt, no fiber per waiting attempt). Not a semaphore: thousands of retries
-      // waiting on one (a dead receiver) are all woken at every release, and each wake-up that finds no permit nests
-      // another wait in the waiting fiber: memory grew with waiters times releases (3 GB for 2,000 deliveries to a
-      // dead port). Not one queue: one organization's backlog would go before every later delivery of the others.
-      const attempts = new FairQueue<Effect.Effect<void>>(perOrganization)
-      const worker = Effect.forever(Effect.flatMap(attempts.take, ({ lane, task }) =>
-        Effect.ensuring(task, Effect.sync(() => attempts.done(lane)))))
-      yield* Effect.forkScoped(
-        Effect.all(Array.from({ length: concurrency }, () => worker), { concurrency: "unbounded", discard: true })
-      )
-      /** `effect` run on a worker, in organization `orgId`'s lane; the caller waits for its outcome. */
-      const onWorker = <A, E>(orgId: string, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-        Effect.flatMap(Deferred.make<A, E>(), (outcome) =>
-          Effect.zipRight(
-            Effect.sync(() => attempts.offer(orgId, Effect.asVoid(Effect.intoDeferred(effect, outcome)))),
-            Deferred.await(outcome)
-          ))
-
-      /**
-       * After a failed attempt at `from` (undefined: the first attempt): the rounds of {@link deliveryRoundsFrom}, fed
-       * that failure first. Each next position is stored before it is waited for (DurableWork.ts).
-       */
-      const retry = (
-        delivery: Delivery,
-        request: HttpClientRequest.HttpClientRequest,
-        first: DeliveryFailed,
-        from?: DeliveryPosition
-      ) => {
-        let position: DeliveryPosition = from ?? { round: 1, attempt: 1, roundStartedAtMillis: first.startedAtMillis }
-        const rounds = deliveryRoundsFrom(from).pipe(Schedule.tapOutput((next) =>
-          Effect.suspend(() => {
-            const previous = position
-            position = next
-            return Effect.zipRight(going(work.progressDelivery(delivery.responseId, next)), next.round > previous.round
-              // At debug level: thousands of deliveries to a dead receiver must not flood the log; giving up is an
-              // error.
-              ? Effect.logDebug("completion webhook round failed").pipe(Effect.annotateLogs({
-                response_id: delivery.responseId,
-                round: previous.round,
-                next_round_in_ms: Duration.toMillis(roundDelay(previous.round))
-              }))
-              : Effect.void)
-          })
-        ))
-        return Effect.flatMap(Schedule.driver(rounds), (driver) => {
-          const loop = (failure: DeliveryFailed): Effect.Effect<void, DeliveryFailed> =>
-            failure.final === true ? Effect.fail(failure) : Effect.matchEffect(driver.next(failure), {
-              onFailure: () => Effect.fail(failure),
-              onSuccess: () => Effect.catchAll(onWorker(delivery.orgId, attempt(delivery, request, position)), loop)
-            })
-          return loop(first)
-        })
-      }
-
-      const logGiveUp = (delivery: Delivery) => (error: DeliveryFailed) =>
-        Effect.logError("completion webhook not delivered after every round; the response is unchanged").pipe(
-          Effect.annotateLogs({ response_id: delivery.responseId, reason: error.reason }),
-          Effect.zipRight(going(work.finishDelivery(delivery.responseId)))
-        )
-
-      /**
-       * A delivery taken over from the store (after a restart, or from an instance that is gone): its next attempt at
-       * its stored position, once that is due, then the rest of its rounds. The token comes from the response record.
-       */
-      const resume = (stored: StoredDelivery) =>
-        Effect.gen(function*() {
-          const record = yield* responses.get(stored.responseId)
-          const delivery: Delivery = {
-            responseId: stored.responseId,
-            orgId: record._tag === "Some" ? record.value.orgId : "",
-            url: stored.url,
-            token: record._tag === "Some" ? record.value.webhookToken : null,
-            body: stored.body
-          }
-          const wait = stored.position.roundStartedAtMillis - (yield* Clock.currentTimeMillis)
-          if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
-          const request = requestOf(delivery)
-          yield* Effect.catchAll(
-            onWorker(delivery.orgId, attempt(delivery, request, stored.position)),
-            (failure) => retry(delivery, request, failure, stored.position)
-          ).pipe(Effect.catchAll(logGiveUp(delivery)))
-        }).pipe(Effect.catchAll(StoreOutage.logStoreFailure("resuming a completion webhook")))
-
-      /**
-       * The first attempt of a delivery (on a worker); when it fails, the rounds go on in a fiber of their own.
-       */
-      const first = (delivery: Delivery) =>
-        Effect.clockWith((clock) => {
-          const request = requestOf(delivery)
-          return Effect.catchAll(
-            attempt(delivery, request, { round: 1, attempt: 1, roundStartedAtMillis: clock.unsafeCurrentTimeMillis() }),
-            (failure) =>
-              failure.final === true
-                ? logGiveUp(delivery)(failure)
-                : Effect.asVoid(FiberSet.run(running, retry(delivery, request, failure).pipe(Effect.catchAll(logGiveUp(delivery)))))
-          )
-        })
-
-      // Deliveries whose owner is gone (a restart, another instance that died): resumed where their rounds stood.
-      // Only a store that keeps work can have any.
-      if (work.resumable) {
-        yield* work.claimDeliveries.pipe(
-          Effect.flatMap(Effect.forEach((stored) => FiberSet.run(running, resume(stored)), { discard: true })),
-          Effect.catchAllCause((cause) => Effect.logError("taking over webhook deliveries failed", cause)),
-          Effect.repeat(Schedule.spaced(config.recoveryInterval)),
-          Effect.forkScoped
-        )
-      }
-
+      yield* startWorkers(services.attempts, concurrency)
+      // Only a store that keeps work can have deliveries to take over.
+      if (work.resumable) yield* resumeAbandonedDeliveries(services, config.recoveryInterval)
       return {
         deliver: (delivery) =>
           Effect.zipRight(
@@ -421,7 +491,7 @@ export const layer = (options: DeliveryOptions = {}) =>
                 body: delivery.body,
                 position: { round: 1, attempt: 1, roundStartedAtMillis: now }
               })),
-            Effect.sync(() => attempts.offer(delivery.orgId, first(delivery)))
+            Effect.sync(() => services.attempts.offer(delivery.orgId, firstAttempt(services, delivery)))
           )
       }
     })
