@@ -48,41 +48,49 @@ describe("a SQLite store that fails", () => {
       }
     }).pipe(Effect.provide(secretsOnSqlite), Effect.scoped, Effect.runPromise))
 
-  it("is answered with the envelope: 500 for a failed statement, 503 with Retry-After for a locked database", async () => {
-    const directory = mkdtempSync(join(tmpdir(), "boxkit-store-error-"))
-    const runtime = ManagedRuntime.make(LocalService.layerNode(seed, { state: SqlState.layerSqlite(directory) }))
-    const other = new Database(join(directory, "boxkit.db"))
-    try {
-      const baseUrl = await runtime.runPromise(LocalService.baseUrl)
-      const send = async (path: string, init: RequestInit = {}) => {
-        const answer = await fetch(`${baseUrl}${path}`, {
-          headers: { authorization: "Bearer sk_acme_org", "content-type": "application/json" },
-          signal: AbortSignal.timeout(30_000),
-          ...init
-        })
-        const body = await answer.json().catch(() => undefined)
-        return { status: answer.status, retryAfter: answer.headers.get("retry-after"), type: body?.error?.type }
+  it.each(["fast", "platform"] as const)(
+    "is answered with the envelope: 500 for a failed statement, 503 with Retry-After for a locked database (%s path)",
+    async (server) => {
+      const directory = mkdtempSync(join(tmpdir(), "boxkit-store-error-"))
+      const runtime = ManagedRuntime.make(
+        LocalService.layerNode(seed, { state: SqlState.layerSqlite(directory), server })
+      )
+      const other = new Database(join(directory, "boxkit.db"))
+      try {
+        const baseUrl = await runtime.runPromise(LocalService.baseUrl)
+        const send = async (path: string, init: RequestInit = {}) => {
+          const answer = await fetch(`${baseUrl}${path}`, {
+            headers: { authorization: "Bearer sk_acme_org", "content-type": "application/json" },
+            signal: AbortSignal.timeout(30_000),
+            ...init
+          })
+          const body = await answer.json().catch(() => undefined)
+          return { status: answer.status, retryAfter: answer.headers.get("retry-after"), type: body?.error?.type }
+        }
+        const createSecret = (name: string) =>
+          send("/secrets", { method: "POST", body: JSON.stringify({ name, value: `value of ${name}` }) })
+        expect((await createSecret("BEFORE")).status).toBe(201)
+
+        // A statement that fails for another reason (a trigger refuses the insert): 500, the envelope, nothing stored.
+        other.exec(
+          "CREATE TRIGGER refuse_policies BEFORE INSERT ON egress_policies BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        )
+        expect(await send("/egress-policies", { method: "POST", body: JSON.stringify({ name: "p", document: {} }) }))
+          .toEqual({ status: 500, retryAfter: null, type: "server_error" })
+        other.exec("DROP TRIGGER refuse_policies")
+        expect((await createSecret("AFTER_FAILURE")).status).toBe(201)
+
+        // Another connection holds the write lock past the service's busy timeout: the store is unavailable.
+        other.exec("BEGIN IMMEDIATE")
+        expect(await createSecret("LOCKED")).toEqual({ status: 503, retryAfter: "2", type: "server_error" })
+        other.exec("ROLLBACK")
+        expect((await send("/secrets/LOCKED")).status).toBe(404)
+      } finally {
+        other.close()
+        await runtime.dispose()
+        rmSync(directory, { recursive: true, force: true })
       }
-      const createSecret = (name: string) =>
-        send("/secrets", { method: "POST", body: JSON.stringify({ name, value: `value of ${name}` }) })
-      expect((await createSecret("BEFORE")).status).toBe(201)
-
-      // A statement that fails for another reason (a trigger refuses the insert): 500, the envelope, nothing stored.
-      other.exec("CREATE TRIGGER refuse_policies BEFORE INSERT ON egress_policies BEGIN SELECT RAISE(ABORT, 'refused'); END")
-      expect(await send("/egress-policies", { method: "POST", body: JSON.stringify({ name: "p", document: {} }) }))
-        .toEqual({ status: 500, retryAfter: null, type: "server_error" })
-      other.exec("DROP TRIGGER refuse_policies")
-      expect((await createSecret("AFTER_FAILURE")).status).toBe(201)
-
-      // Another connection holds the write lock past the service's busy timeout: the store is unavailable.
-      other.exec("BEGIN IMMEDIATE")
-      expect(await createSecret("LOCKED")).toEqual({ status: 503, retryAfter: "2", type: "server_error" })
-      other.exec("ROLLBACK")
-      expect((await send("/secrets/LOCKED")).status).toBe(404)
-    } finally {
-      other.close()
-      await runtime.dispose()
-      rmSync(directory, { recursive: true, force: true })
-    }
-  }, 60_000)
+    },
+    60_000
+  )
 })
