@@ -110,51 +110,40 @@ const egressPolicyOf = (policies: Context.Tag.Service<EgressPolicies>, orgId: st
     return payload.egress_policy ?? null
   })
 
-/** The base image a create request boots: 400 when it needs an image build or names an unknown base image. */
-const baseImageOfRequest = (payload: Box.CreateBoxRequest) => {
+/** The 400 of a create request's image: it needs an image build, or names an unknown base image; else undefined. */
+const imageRefusalOf = (payload: Box.CreateBoxRequest) => {
   if (Box.needsImageBuild(payload.image)) {
-    return Effect.fail(ApiError.make.invalidRequest(
+    return ApiError.make.invalidRequest(
       "image: this image requires an image build first (build steps, environment variables, a Python version, " +
         "systemd, a registry image or a Dockerfile); building needs an SDK or the command-line tool.",
       "image"
-    ))
+    )
   }
-  const image = baseImageOf(payload.image.base)
-  if (image === undefined) {
-    return Effect.fail(ApiError.make.invalidRequest(
+  if (baseImageOf(payload.image.base) === undefined) {
+    return ApiError.make.invalidRequest(
       `image.base: unknown base image ${JSON.stringify(payload.image.base)}; the local service knows ${
         Object.keys(baseImages).join(", ")
       }.`,
       "image.base"
-    ))
+    )
   }
-  return Effect.succeed(image)
+  return undefined
 }
 
-/** 400 naming the first `ingress_ports[i].guest_port` listed a second time; succeeds when each port is listed once. */
-const refuseRepeatedPorts = (payload: Box.CreateBoxRequest) => {
+/** The 400 naming the first `ingress_ports[i].guest_port` listed a second time; undefined when each is listed once. */
+const repeatedPortRefusalOf = (payload: Box.CreateBoxRequest) => {
   const ports = new Set<number>()
   for (const [index, port] of (payload.ingress_ports ?? []).entries()) {
     if (ports.has(port.guest_port)) {
-      return Effect.fail(ApiError.make.invalidRequest(
+      return ApiError.make.invalidRequest(
         `ingress_ports[${index}].guest_port: port ${port.guest_port} is listed twice.`,
         `ingress_ports[${index}].guest_port`
-      ))
+      )
     }
     ports.add(port.guest_port)
   }
-  return Effect.void
+  return undefined
 }
-
-/** The visibility of a box to create: 403 for a private box without a user-scoped API key. */
-const visibilityOf = (principal: Principal["Type"], payload: Box.CreateBoxRequest) =>
-  Effect.gen(function*() {
-    const visibility = payload.visibility ?? "org"
-    if (visibility === "private" && principal.userId === null) {
-      return yield* Effect.fail(ApiError.make.permission("Creating a private box needs a user-scoped API key."))
-    }
-    return visibility
-  })
 
 /** Creates a box in `creating` and starts its boot (spec "Create a box"). */
 const createBox = (services: BoxServices, payload: Box.CreateBoxRequest) =>
@@ -162,17 +151,23 @@ const createBox = (services: BoxServices, payload: Box.CreateBoxRequest) =>
     const { apps, boxes, config, tcpAddresses } = services
     const principal = yield* Principal
     const orgId = yield* requireOrganization(principal)
-    const visibility = yield* visibilityOf(principal, payload)
+    const visibility = payload.visibility ?? "org"
+    if (visibility === "private" && principal.userId === null) {
+      return yield* Effect.fail(ApiError.make.permission("Creating a private box needs a user-scoped API key."))
+    }
     const app = yield* apps.get(orgId, payload.app_id)
     if (Option.isNone(app)) {
       return yield* Effect.fail(ApiError.make.notFound(`app_id: no app ${payload.app_id} in this organization.`, "app_id"))
     }
-    const image = yield* baseImageOfRequest(payload)
+    const imageRefusal = imageRefusalOf(payload)
+    if (imageRefusal !== undefined) return yield* Effect.fail(imageRefusal)
+    const image = baseImageOf(payload.image.base)!
     if ((payload.ingress_ports?.length ?? 0) > 0) {
       yield* ListenerPolicy.requirePersistence(image.persistent, `The image ${payload.image.base}`, "ingress_ports")
     }
     const egressPolicy = yield* egressPolicyOf(services.policies, orgId, payload)
-    yield* refuseRepeatedPorts(payload)
+    const repeatedPort = repeatedPortRefusalOf(payload)
+    if (repeatedPort !== undefined) return yield* Effect.fail(repeatedPort)
     const boxId = mint<string>("sb_")
     const listeners: Array<ListenerRecord> = []
     for (const port of payload.ingress_ports ?? []) {
