@@ -85,6 +85,8 @@ describe("a SQLite store that fails", () => {
         expect(await createSecret("LOCKED")).toEqual({ status: 503, retryAfter: "2", type: "server_error" })
         other.exec("ROLLBACK")
         expect((await send("/secrets/LOCKED")).status).toBe(404)
+        // Once the lock is let go, the service writes again without a restart.
+        expect((await createSecret("AFTER_LOCK")).status).toBe(201)
       } finally {
         other.close()
         await runtime.dispose()
