@@ -9,7 +9,7 @@ import { LibsqlClient } from "@effect/sql-libsql"
 import { SqlClient } from "@effect/sql"
 import { createClient } from "@libsql/client"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Layer } from "effect"
+import { Context, Deferred, Effect, Either, Fiber, Layer } from "effect"
 import Database from "libsql"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -205,4 +205,32 @@ describe("the SQLite client of the state store", () => {
         expect(committed(file, "SELECT id FROM items ORDER BY id")).toEqual([{ id: "kept" }, { id: "statement" }])
       })
     ))
+})
+
+describe("the adapter after SQLITE_BUSY (another connection held the write lock past the busy timeout)", () => {
+  it.scoped("keeps no lock and no pending write: later writes are committed and another connection can write", () =>
+    Effect.gen(function*() {
+      const directory = mkdtempSync(join(tmpdir(), "boxkit-sqlite-busy-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(directory, { recursive: true, force: true })))
+      const path = join(directory, "busy.db")
+      const open = () => {
+        const database = new Database(path)
+        database.exec("PRAGMA journal_mode = WAL")
+        database.exec("PRAGMA busy_timeout = 200")
+        return database
+      }
+      const sql = Context.get(yield* Layer.build(SqliteClient.layer(open)), SqlClient.SqlClient)
+      yield* sql`CREATE TABLE t (x INTEGER)`
+      const other = open()
+      yield* Effect.addFinalizer(() => Effect.sync(() => other.close()))
+      other.exec("BEGIN IMMEDIATE")
+      expect(Either.isLeft(yield* Effect.either(sql`INSERT INTO t VALUES (1)`))).toBe(true)
+      expect(Either.isLeft(yield* Effect.either(sql`INSERT INTO t VALUES (5)`))).toBe(true)
+      other.exec("ROLLBACK")
+      yield* sql`INSERT INTO t VALUES (2)`
+      // The driver resets a failed statement only when it runs it again: before the adapter reset it, this write
+      // failed with "database is locked" and the write above was not committed.
+      other.exec("INSERT INTO t VALUES (3)")
+      expect(other.prepare("SELECT group_concat(x) AS xs FROM (SELECT x FROM t ORDER BY x)").get()).toEqual({ xs: "2,3" })
+    }))
 })

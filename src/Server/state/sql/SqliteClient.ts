@@ -80,10 +80,39 @@ const fromSqlBigint = (value: unknown): unknown => typeof value === "bigint" ? v
 /** How integers are read: as numbers (an error past 2^53), or all as bigints (as `@libsql/client`'s `intMode`). */
 export type IntMode = "number" | "bigint"
 
+/**
+ * A kept statement that failed with SQLITE_BUSY, and its parameters. The driver resets a statement only when it runs
+ * it again, and such a statement stays pending until then: it keeps the write lock, and the connection's later
+ * autocommit writes are not committed until it is reset.
+ */
+interface PendingAfterBusy {
+  readonly statement: Prepared
+  readonly params: ReadonlyArray<unknown>
+}
+
+const isBusy = (error: unknown): boolean =>
+  /SQLITE_BUSY|database is locked/i.test(`${(error as { code?: unknown })?.code ?? ""} ${(error as Error)?.message ?? ""}`)
+
+/**
+ * Resets `pending` without keeping what it does: it runs again inside a transaction that is rolled back. Throws the
+ * database's SQLITE_BUSY while another connection still holds the write lock (then `pending` stays to reset later).
+ */
+const resetAfterBusy = (database: Database, pending: PendingAfterBusy): void => {
+  database.exec("BEGIN IMMEDIATE")
+  try {
+    pending.statement.run(pending.params)
+  } catch {
+    // Failing again resets it too; what it would have done is rolled back either way.
+  } finally {
+    database.exec("ROLLBACK")
+  }
+}
+
 /** Runs statements on `database`, each prepared once and kept (the oldest prepared dropped past the cache size). */
 const statementsOf = (database: Database, intMode: IntMode) => {
   const read = intMode === "bigint" ? fromSqlBigint : fromSql
   const kept = new Map<string, Kept>()
+  let pendingAfterBusy: PendingAfterBusy | undefined
   const prepare = (sql: string): Kept => {
     const found = kept.get(sql)
     if (found !== undefined) return found
@@ -99,9 +128,20 @@ const statementsOf = (database: Database, intMode: IntMode) => {
   }
   return {
     run: (sql: string, params: ReadonlyArray<unknown>): Outcome => {
+      if (pendingAfterBusy !== undefined && !database.inTransaction) {
+        resetAfterBusy(database, pendingAfterBusy)
+        pendingAfterBusy = undefined
+      }
       const { columns, reader, statement } = prepare(sql)
       const bound = params.map(toSql)
-      if (!reader) return { columns, values: [], changes: statement.run(bound).changes }
+      if (!reader) {
+        try {
+          return { columns, values: [], changes: statement.run(bound).changes }
+        } catch (error) {
+          if (isBusy(error)) pendingAfterBusy = { statement, params: bound }
+          throw error
+        }
+      }
       // The driver makes fresh arrays: their values are converted in place.
       const values = statement.all(bound) as Array<Array<unknown>>
       for (const row of values) {
