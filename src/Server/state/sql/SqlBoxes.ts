@@ -12,7 +12,7 @@ import * as BoxLifecycle from "../../../Domain/BoxLifecycle.js"
 import { type BoxRecord, Boxes, type StoredBytesUpdate } from "../Repositories.js"
 import { StoreError } from "../StoreError.js"
 import { bytesOf, numberOf, rowsAffectedOf, textOrNull } from "./Rows.js"
-import { forUpdate, lockedStoredBytes, modify } from "./SqlRepositories.js"
+import { forUpdate, lockedStoredBytes, modify } from "./SqlStatements.js"
 
 type Row = Record<string, unknown>
 

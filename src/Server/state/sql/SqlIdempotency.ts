@@ -38,7 +38,7 @@ import {
 import { defaultIdempotencyBytes, defaultIdempotencyKeys } from "../../Quotas.js"
 import { StoreError } from "../StoreError.js"
 import { bytesOf, flagOf, numberOf, numberOrNull, rowsAffectedOf } from "./Rows.js"
-import { lockedStoredBytes } from "./SqlRepositories.js"
+import { lockedStoredBytes } from "./SqlStatements.js"
 import { Instances } from "./SqlWork.js"
 
 /** The idempotency store's failure, with the database's as a `StoreError` (StoreOutage.ts answers it). */
