@@ -1,7 +1,9 @@
 /**
  * Completion webhooks of the local service: HTTP POST of the finished response object (JSON, the same object
  * GET /responses/{response_id} returns) to `metadata.completion_webhook`, with `Authorization: Bearer <webhook_token>`
- * when a token is set, retried in rounds by one Schedule ({@link deliveryRounds}).
+ * when a token is set, retried in rounds by one Schedule. This module runs the deliveries (the workers, the rounds in
+ * the background, the deliveries taken over from the store); one attempt is WebhookAttempt.ts, the retry policy
+ * WebhookRounds.ts, the URL rules WebhookUrl.ts.
  *
  * Source: spec "Events / Completion webhook" rules 1-7 and Limits ("Webhook retries: 3 attempts per round within
  * 30 seconds; at most 20 rounds; at most 60 requests per response"); the round delays are boxkit's choice
@@ -9,136 +11,29 @@
  *
  * @since 0.1.0
  */
-import { HttpBody, HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import {
-  Clock,
-  Context,
-  Data,
-  Deferred,
-  Duration,
-  Effect,
-  FiberSet,
-  Layer,
-  Option,
-  Predicate,
-  type Redacted,
-  Schedule,
-  ScheduleDecision,
-  ScheduleInterval,
-  Stream
-} from "effect"
-import { isLiveClock } from "../../Http/LiveClock.js"
+import { HttpClient, type HttpClientRequest } from "@effect/platform"
+import { Clock, Context, Deferred, Duration, Effect, FiberSet, Layer, Schedule } from "effect"
 import * as UndiciHttpClient from "../../Http/UndiciHttpClient.js"
-import * as SelfDelivery from "../http/SelfDelivery.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { DurableWork, type StoredDelivery } from "../state/DurableWork.js"
 import { Logs, Responses } from "../state/Repositories.js"
 import type { StoreError } from "../state/StoreError.js"
 import * as StoreOutage from "../state/StoreOutage.js"
 import { FairQueue } from "./FairQueue.js"
+import {
+  type AttemptServices,
+  attemptDelivery,
+  attemptTimeout,
+  bestEffortBookkeeping,
+  type Delivery,
+  type DeliveryFailed,
+  deliveryRequestOf
+} from "./WebhookAttempt.js"
+import { type DeliveryPosition, deliveryRoundsFrom, roundDelay } from "./WebhookRounds.js"
 
-/** Attempts in one round, back to back (spec: 3). */
-export const attemptsPerRound = 3
-/** The time budget of one round (spec: 30 seconds). */
-export const roundBudget = Duration.seconds(30)
-/** Rounds at most (spec: 20). */
-export const maxRounds = 20
-/** Requests at most for one response (spec: 60 = 20 rounds of 3 attempts). */
-export const maxRequests = attemptsPerRound * maxRounds
-/** Delay before the second round; it doubles each round up to {@link maxRoundDelay}. */
-export const firstRoundDelay = Duration.seconds(5)
-/** The longest delay between rounds ("increasing delays of up to a few minutes"): 5 minutes. */
-export const maxRoundDelay = Duration.minutes(5)
-/**
- * The default timeout of one delivery attempt: 10 seconds, so three attempts fit the 30-second round budget. It covers
- * the whole exchange: connecting, sending, the answer's head and reading its body (up to {@link maxReplyBytes}).
- */
-export const attemptTimeout = Duration.seconds(10)
-/**
- * The most bytes of a receiver's answer body read per attempt: 64 KiB (docs/ASSUMPTIONS.md "Webhooks"). The body is
- * read only to free the connection and is discarded; past this the connection is closed instead of read further.
- *
- * @since 0.1.0
- * @category constants
- */
-export const maxReplyBytes = 64 * 1024
-
-/**
- * The delay after failed round `round` (1-based) before the next one: 5 s, 10 s, 20 s, 40 s, 80 s, 160 s, then 300 s
- * for every later round.
- */
-export const roundDelay = (round: number): Duration.Duration =>
-  Duration.millis(Math.min(Duration.toMillis(firstRoundDelay) * 2 ** (round - 1), Duration.toMillis(maxRoundDelay)))
-
-/** Where a delivery is in its rounds: the 1-based `round`, the 1-based `attempt` within it, and when the round began. */
-export interface DeliveryPosition {
-  readonly round: number
-  readonly attempt: number
-  readonly roundStartedAtMillis: number
-}
-
-/** The start time (ms) an input of {@link deliveryRounds} reports, when it is a failure that carries one. */
-const startedAt = (input: unknown): number | undefined =>
-  Predicate.hasProperty(input, "startedAtMillis") && typeof input.startedAtMillis === "number"
-    ? input.startedAtMillis
-    : undefined
-
-/**
- * The retry policy of webhook deliveries, as one Schedule over failed attempts (spec Events rule 5). Within a round
- * the next attempt follows at once while fewer than 3 attempts were made and the round's 30-second budget is not
- * spent; then the next round starts after {@link roundDelay} (5 s doubling to 5 minutes); after round 20 it stops, so
- * at most 60 requests are made. A success (2xx) is not an input: `Effect.retry` stops there. The first round starts
- * when the first failed attempt started (its `startedAtMillis`, else when it failed). Outputs the position of the next
- * attempt.
- */
-export const deliveryRounds: Schedule.Schedule<DeliveryPosition, unknown> = deliveryRoundsFrom(undefined)
-
-/**
- * {@link deliveryRounds} from `position`, the attempt just made (a delivery resumed after a restart goes on where its
- * rounds stood); `undefined` for a delivery whose first attempt just failed.
- */
-export function deliveryRoundsFrom(
-  position: DeliveryPosition | undefined
-): Schedule.Schedule<DeliveryPosition, unknown> {
-  return Schedule.makeWithState<DeliveryPosition | undefined, unknown, DeliveryPosition>(position, (now, input, state) => {
-    const current = state ?? { round: 1, attempt: 1, roundStartedAtMillis: startedAt(input) ?? now }
-    const withinBudget = now - current.roundStartedAtMillis < Duration.toMillis(roundBudget)
-    if (current.attempt < attemptsPerRound && withinBudget) {
-      const next = { ...current, attempt: current.attempt + 1 }
-      return Effect.succeed([next, next, ScheduleDecision.continueWith(ScheduleInterval.after(now))] as const)
-    }
-    if (current.round >= maxRounds) {
-      return Effect.succeed([current, current, ScheduleDecision.done] as const)
-    }
-    const delay = Duration.toMillis(roundDelay(current.round))
-    const next = { round: current.round + 1, attempt: 1, roundStartedAtMillis: now + delay }
-    return Effect.succeed([next, next, ScheduleDecision.continueWith(ScheduleInterval.after(now + delay))] as const)
-  })
-}
-
-/**
- * One failed delivery attempt (spec rule 5): a non-2xx `status`, or a network error or timeout (`status` null), with
- * the `reason` and when the attempt started (`startedAtMillis`).
- */
-export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{
-  readonly status: number | null
-  readonly reason: string
-  readonly startedAtMillis: number
-  /** True when retrying cannot help: the URL is the service's own address (SelfDelivery.ts). */
-  readonly final?: boolean
-}> {}
-
-/**
- * A webhook to deliver: the response id, the organization that owns the response (`orgId`: deliveries are shared
- * fairly among organizations), its URL, the optional token (never logged), and the JSON body.
- */
-export interface Delivery {
-  readonly responseId: string
-  readonly orgId: string
-  readonly url: string
-  readonly token: Redacted.Redacted<string> | null
-  readonly body: unknown
-}
+export { attemptTimeout, type Delivery, DeliveryFailed, maxReplyBytes } from "./WebhookAttempt.js"
+export * from "./WebhookRounds.js"
+export { isWebhookUrl, redactUserinfo } from "./WebhookUrl.js"
 
 /**
  * Delivers completion webhooks; `deliver` stores the pending delivery (in the caller's unit of work; `StoreError` when
@@ -163,145 +58,12 @@ export interface DeliveryOptions {
 }
 
 /** The services and settings every delivery of one {@link layer} runs with. */
-interface DeliveryServices {
-  readonly client: HttpClient.HttpClient
-  /** The client is the toolkit's `UndiciHttpClient`: it bounds an exchange by a deadline and reads the answer's body. */
-  readonly clientHonoursDeadline: boolean
-  readonly logs: Context.Tag.Service<Logs>
-  readonly responses: Context.Tag.Service<Responses>
-  readonly work: Context.Tag.Service<DurableWork>
-  /** The timeout of one attempt, in milliseconds (never more than what is left of the round). */
-  readonly attemptTimeoutMillis: number
+interface DeliveryServices extends AttemptServices {
   /** The attempts waiting for a worker, one lane per organization. */
   readonly attempts: FairQueue<Effect.Effect<void>>
   /** The fibers of deliveries retried or resumed in the background, stopped with the layer. */
   readonly running: FiberSet.FiberSet<void, never>
 }
-
-/**
- * The POST of one delivery (the same request for every attempt). The toolkit's client reads the answer's body with the
- * answer, at most {@link maxReplyBytes} of it (`readWhole`; other clients ignore the mark).
- */
-const deliveryRequestOf = (delivery: Delivery) => {
-  const request = HttpClientRequest.post(delivery.url).pipe(
-    HttpClientRequest.setHeader(SelfDelivery.deliveryHeader, "1"),
-    // Buffer.from: the same bytes as HttpBody.text's TextEncoder, about 3 times faster.
-    HttpClientRequest.setBody(HttpBody.uint8Array(Buffer.from(JSON.stringify(delivery.body) ?? "null", "utf8"), "application/json"))
-  )
-  return UndiciHttpClient.readWhole(
-    delivery.token === null ? request : HttpClientRequest.bearerToken(request, delivery.token),
-    maxReplyBytes
-  )
-}
-
-/** What a failed exchange is logged as: the timeout's message (`expired`), or the error's. */
-const describeFailure = (expired: string) => (error: unknown): string =>
-  typeof error === "string"
-    ? error
-    : HttpClientError.isHttpClientError(error) && error.cause === expired
-    ? expired
-    : error instanceof Error
-    ? error.message
-    : String(error)
-
-/**
- * Reads `response`'s body up to {@link maxReplyBytes} and discards it, never failing: the status is already decided.
- * The toolkit's client has read it with the answer (capped, within the attempt's deadline), so there is nothing left to
- * read. With another client it is read as a stream until it ends or passes the cap (the stream, so the connection, is
- * then closed), within what is left of the attempt's time (`deadlineMillis`, epoch milliseconds).
- */
-const drainReply = (
-  services: DeliveryServices,
-  response: HttpClientResponse.HttpClientResponse,
-  deadlineMillis: number,
-  clock: Clock.Clock
-) => {
-  if (services.clientHonoursDeadline) return Effect.void
-  const read = Stream.runFoldWhile(response.stream, 0, (bytes) => bytes <= maxReplyBytes, (bytes, chunk) => bytes + chunk.byteLength)
-  const left = Math.max(1, deadlineMillis - clock.unsafeCurrentTimeMillis())
-  return Effect.ignore(Effect.timeoutFail(read, { duration: left, onTimeout: () => "expired" }))
-}
-
-/**
- * One exchange of an attempt: its HTTP status, or why it failed (network error, or no answer's head within `timeout`
- * milliseconds), never failing itself. The status stands once the answer's head has arrived: its body is then only
- * drained.
- */
-const exchange = (
-  services: DeliveryServices,
-  request: HttpClientRequest.HttpClientRequest,
-  timeout: number,
-  clock: Clock.Clock
-) => {
-  const { client } = services
-  const expired = `timed out after ${timeout} ms`
-  const timerRunning = services.clientHonoursDeadline && isLiveClock(clock)
-  const deadlineMillis = clock.unsafeCurrentTimeMillis() + timeout
-  const head: Effect.Effect<HttpClientResponse.HttpClientResponse, unknown> = timerRunning
-    ? UndiciHttpClient.withDeadline(client.execute(request), { atMillis: deadlineMillis, onExpire: () => expired })
-    : Effect.timeoutFail(client.execute(request), { duration: timeout, onTimeout: () => expired })
-  // A refusal by a boxkit service of its own delivery is told apart by its header (status -1: never retried).
-  const post = Effect.flatMap(head, (response) =>
-    Effect.as(
-      drainReply(services, response, deadlineMillis, clock),
-      response.headers[SelfDelivery.refusedHeader] !== undefined ? selfRefused : response.status
-    ))
-  return Effect.either(Effect.mapError(post, describeFailure(expired)))
-}
-
-/**
- * One attempt of `delivery` at `position`: the exchange, bounded by the attempt's timeout and what is left of the
- * round, written to the delivery log. A 2xx records the first delivery time (spec rule 7) and ends the delivery;
- * anything else fails with {@link DeliveryFailed} (`final` for the service's own address).
- */
-const attemptDelivery = (
-  services: DeliveryServices,
-  delivery: Delivery,
-  request: HttpClientRequest.HttpClientRequest,
-  position: DeliveryPosition
-) =>
-  Effect.clockWith((clock) =>
-    Effect.gen(function*() {
-      const startedAtMillis = clock.unsafeCurrentTimeMillis()
-      const left = position.roundStartedAtMillis + Duration.toMillis(roundBudget) - startedAtMillis
-      const outcome = yield* exchange(services, request, Math.max(1, Math.min(services.attemptTimeoutMillis, left)), clock)
-      const nowMillis = clock.unsafeCurrentTimeMillis()
-      const self = outcome._tag === "Right" && outcome.right === selfRefused
-      const status = outcome._tag === "Right" ? (self ? 403 : outcome.right) : null
-      const ok = status !== null && status >= 200 && status < 300
-      yield* bestEffortBookkeeping(services.logs.delivery({
-        response_id: delivery.responseId,
-        url: redactUserinfo(delivery.url),
-        round: position.round,
-        attempt: position.attempt,
-        status,
-        error: outcome._tag === "Left" ? outcome.left : self ? selfRefusedReason : null,
-        ok,
-        at: new Date(nowMillis).toISOString()
-      }))
-      if (!ok) {
-        return yield* Effect.fail(
-          new DeliveryFailed({
-            status,
-            reason: outcome._tag === "Left" ? outcome.left : self ? selfRefusedReason : `HTTP ${status}`,
-            startedAtMillis,
-            final: self
-          })
-        )
-      }
-      yield* bestEffortBookkeeping(services.responses.update(delivery.responseId, (record) =>
-        record.firstDeliveredAtMillis === null ? { ...record, firstDeliveredAtMillis: nowMillis } : record))
-      yield* bestEffortBookkeeping(services.work.finishDelivery(delivery.responseId))
-    })
-  )
-
-/**
- * A store write of a delivery's bookkeeping (the attempt's log entry, the first delivery time, the stored position),
- * logged and gone past when the store fails: the receiver's answer decides the delivery, not the store; a position not
- * stored repeats attempts after a restart (at least once, as webhooks are).
- */
-const bestEffortBookkeeping = <A>(effect: Effect.Effect<A, StoreError>): Effect.Effect<void> =>
-  Effect.catchAll(Effect.asVoid(effect), StoreOutage.logStoreFailure("recording a completion webhook attempt"))
 
 /**
  * Starts `concurrency` workers (stopped with the scope) that run the attempts of `attempts`, one lane per
@@ -495,40 +257,4 @@ export const layer = (options: DeliveryOptions = {}) =>
           )
       }
     })
-  )
-
-/** The outcome of an attempt the receiver refused as the sending service's own delivery (SelfDelivery.ts). */
-const selfRefused = -1
-
-/** Why such an attempt failed, in the delivery log. */
-const selfRefusedReason = "refused: the URL is this service's own address (a webhook is never delivered to the service itself)"
-
-/**
- * `url` with the user name and password of its userinfo replaced by `REDACTED` (`https://REDACTED:REDACTED@host/`),
- * for every answer and log that shows a webhook URL; other texts are returned as they are.
- */
-export const redactUserinfo = (url: string): string => {
-  try {
-    const parsed = new URL(url)
-    if (parsed.username === "" && parsed.password === "") return url
-    if (parsed.username !== "") parsed.username = "REDACTED"
-    if (parsed.password !== "") parsed.password = "REDACTED"
-    return parsed.toString()
-  } catch {
-    return url
-  }
-}
-
-/** True when `text` is an absolute http or https URL (spec rule 1: otherwise no webhook is sent). */
-export const isWebhookUrl = (text: string | undefined | null): text is string =>
-  Option.fromNullable(text).pipe(
-    Option.flatMap((value) => {
-      try {
-        const url = new URL(value)
-        return url.protocol === "http:" || url.protocol === "https:" ? Option.some(url) : Option.none()
-      } catch {
-        return Option.none()
-      }
-    }),
-    Option.isSome
   )
