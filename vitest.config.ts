@@ -29,10 +29,9 @@ export default defineConfig({
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     // The files of a worker share their modules (effect, the service's sources): each file is no longer loaded and
     // compiled again from scratch, which took more time than the tests themselves (collect about 250 s of the run).
-    // A file's top-level `layer()` changes @effect/vitest's shared `it`: RestoreEffectIt.ts puts it back before every
-    // file. Files that need a fresh process state: `needFreshModules`.
+    // So they share @effect/vitest's `it` too, which its `layer()` would change: suites over a layer use
+    // test/support/SuiteLayer.ts instead. Files that need a fresh process state: `needFreshModules`.
     isolate: false,
-    setupFiles: ["test/support/RestoreEffectIt.ts"],
     globalSetup: ["test/support/BuildCommand.ts"],
     projects: [
       { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: needFreshModules } },

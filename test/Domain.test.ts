@@ -1,4 +1,4 @@
-import { describe, expect, it, layer } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option, Schema } from "effect"
 import * as ApiError from "../src/ApiError.js"
 import { Apps } from "../src/Client/Apps.js"
@@ -10,6 +10,7 @@ import * as Ids from "../src/Domain/Ids.js"
 import * as LocalService from "../src/Server/LocalService.js"
 import * as Routes from "../src/Server/http/Routes.js"
 import * as Harness from "./support/Harness.js"
+import { layer } from "./support/SuiteLayer.js"
 
 describe("schemas", () => {
   it("an unknown box status decodes (open set)", () => {

@@ -1,4 +1,4 @@
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Chunk, Effect, Redacted, Stream } from "effect"
 import * as ApiError from "../src/ApiError.js"
 import { Apps } from "../src/Client/Apps.js"
@@ -12,6 +12,7 @@ import { Secrets } from "../src/Client/Secrets.js"
 import { AppId } from "../src/Domain/Ids.js"
 import { outputText } from "../src/Domain/ModelResponse.js"
 import * as Harness from "./support/Harness.js"
+import { layer } from "./support/SuiteLayer.js"
 
 const appId = AppId.make("app_00000000-0000-4000-8000-000000000001")
 

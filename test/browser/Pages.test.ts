@@ -4,7 +4,7 @@
  * nothing from the network; `/_local/` shows a box that was just created, with its status changing, and the request
  * that created it with its idempotency key. Each test saves a screenshot (test/support/Browser.ts).
  */
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Boxes } from "../../src/Client/Boxes.js"
 import { Apps } from "../../src/Client/Apps.js"
@@ -12,6 +12,7 @@ import * as LocalService from "../../src/Server/LocalService.js"
 import { routes } from "../../src/Server/http/Routes.js"
 import * as Browser from "../support/Browser.js"
 import * as Harness from "../support/Harness.js"
+import { layer } from "../support/SuiteLayer.js"
 
 /** The service's origin (`http://127.0.0.1:PORT`). */
 const origin = Effect.map(LocalService.baseUrl, (baseUrl) => new URL(baseUrl).origin)

@@ -1,15 +1,16 @@
 /**
- * `boxkit/testing` as a user's `@effect/vitest` suite meets it: `layer(BoxkitTesting.layer())` gives the suite
- * TestClock, which stands still, yet the embedded service and the client services of the layer run on the real clock,
+ * `boxkit/testing` as a user's `@effect/vitest` suite meets it: `layer(BoxkitTesting.layer())` (test/support/SuiteLayer.ts,
+ * the same runtime as `@effect/vitest`'s `layer` without its change to the shared `it`) gives the suite TestClock, which stands still, yet the embedded service and the client services of the layer run on the real clock,
  * so waiting on the service (`awaitStatus`) passes without `TestClock.adjust`, while the test's
  * own clock stays where it was. The other ways to use the layer: TestingLayerProvide.test.ts; retries:
  * TestingLayerRetries.test.ts, with `awaitCompletion` (each `layer()` suite in a file of its own).
  */
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Clock, Effect, Fiber, Option, Redacted } from "effect"
 import { Apps } from "../../src/Client/Apps.js"
 import { Boxes } from "../../src/Client/Boxes.js"
 import * as BoxkitTesting from "../../src/testing.js"
+import { layer } from "../support/SuiteLayer.js"
 
 /** A pause on the real clock (the test's clock is TestClock). */
 const realPause = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 20)))

@@ -4,12 +4,13 @@
  * are retried after backoff on the real clock, for calls and for streamed responses, all without the test moving its
  * clock.
  */
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Chunk, Clock, Duration, Effect, Stream } from "effect"
 import { Apps } from "../../src/Client/Apps.js"
 import { Responses } from "../../src/Client/Responses.js"
 import * as BoxkitTesting from "../../src/testing.js"
 import * as LocalServiceConfig from "../../src/Server/LocalServiceConfig.js"
+import { layer } from "../support/SuiteLayer.js"
 
 const faultyService = BoxkitTesting.layer({
   settings: {

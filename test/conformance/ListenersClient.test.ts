@@ -2,7 +2,7 @@
  * The client's Listeners service against the local service over HTTP (spec: DELETE listeners; publish and custom
  * domains: docs/ASSUMPTIONS.md): publish, add a custom domain, unpublish, with typed errors.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import * as ApiError from "../../src/ApiError.js"
 import { Boxes } from "../../src/Client/Boxes.js"
@@ -10,6 +10,7 @@ import { Listeners } from "../../src/Client/Listeners.js"
 import { AppId } from "../../src/Domain/Ids.js"
 import * as Harness from "../support/Harness.js"
 import { appId } from "./support/Conformance.js"
+import { layer } from "../support/SuiteLayer.js"
 
 layer(Harness.serviceWithClient("sk_acme_org", { bootDelay: Duration.millis(10) }), { excludeTestServices: true })(
   "Listeners client",

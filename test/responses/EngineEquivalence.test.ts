@@ -5,13 +5,14 @@
  * `max_output_tokens` (cuts inside multi-token characters included) and with or without reasoning; background
  * requests wait in a queue served by workers, and many of them all complete.
  */
-import { beforeAll, describe, expect, layer } from "@effect/vitest"
+import { beforeAll, describe, expect } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { it as vitestIt } from "vitest"
 import { countTokens, type GenerateRequest, localChunks, localReply } from "../../src/Server/responses/LanguageModel.js"
 import * as Tokenizer from "../../src/Server/responses/Tokenizer.js"
 import * as Harness from "../support/Harness.js"
 import { getResponse, parseSse, postResponse } from "./support.js"
+import { layer } from "../support/SuiteLayer.js"
 
 // The tests count tokens themselves; the tokenizer is loaded on first use (src/Server/responses/Tokenizer.ts).
 beforeAll(() => Effect.runPromise(Tokenizer.load))

@@ -3,11 +3,12 @@
  * response's events (raw and through its ResponseStream helper, which checks the event order and shapes), and
  * retrieves a response.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import OpenAI from "openai"
 import * as LocalService from "../../src/Server/LocalService.js"
 import * as Harness from "../support/Harness.js"
+import { layer } from "../support/SuiteLayer.js"
 
 const model = "boxkit-local"
 

@@ -3,12 +3,13 @@
  * spec (input kinds, metadata, webhook URL, completion window, instructions, include, flags, cache key, pre-tokenized
  * prompt, numeric ranges), usage counted with the tokenizer, and max_output_tokens.
  */
-import { beforeAll, describe, expect, layer } from "@effect/vitest"
+import { beforeAll, describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { countTokens, localReply } from "../../src/Server/responses/LanguageModel.js"
 import * as Tokenizer from "../../src/Server/responses/Tokenizer.js"
 import * as Harness from "../support/Harness.js"
 import { fakeServer, getResponse, localState, postResponse, seedWithOtherOrg, tinyPdf } from "./support.js"
+import { layer } from "../support/SuiteLayer.js"
 
 // The tests count tokens themselves; the tokenizer is loaded on first use (src/Server/responses/Tokenizer.ts).
 beforeAll(() => Effect.runPromise(Tokenizer.load))

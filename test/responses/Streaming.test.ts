@@ -2,13 +2,14 @@
  * Streamed foreground responses: the Server-Sent Events wire format, the Responses event names, shapes and order
  * with sequence_number, reasoning items, max_output_tokens, and the client's typed Stream.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Chunk, Effect, Option, Stream } from "effect"
 import * as ApiError from "../../src/ApiError.js"
 import { deltaText, responseOf, Responses } from "../../src/Client/Responses.js"
 import { outputText } from "../../src/Domain/ModelResponse.js"
 import * as Harness from "../support/Harness.js"
 import { getResponse, parseSse, postResponse } from "./support.js"
+import { layer } from "../support/SuiteLayer.js"
 
 const model = "boxkit-local"
 

@@ -3,13 +3,14 @@
  * A receiver that fails twice then answers 200 hands exactly one completion to its handler; 1,000 background
  * responses with webhooks are all delivered and handed over exactly once; the payload is the object GET returns.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Clock, Context, Duration, Effect, Layer, Redacted, Schema } from "effect"
 import { Responses } from "../../src/Client/Responses.js"
 import * as WebhookReceiver from "../../src/Client/WebhookReceiver.js"
 import { ModelResponse } from "../../src/Domain/ModelResponse.js"
 import * as Harness from "../support/Harness.js"
 import { fakeServer, getResponse, localState, postResponse } from "./support.js"
+import { layer } from "../support/SuiteLayer.js"
 
 const model = "boxkit-local"
 

@@ -5,7 +5,6 @@
  * terminates the box of a workflow that ended without terminating it, and leaves the others alone; a create that waits
  * until the box runs terminates a box that fails to start; the ledger keeps the first webhook URL of a submit.
  */
-import { layer } from "@effect/vitest"
 import * as Workflow from "@effect/workflow/Workflow"
 import { Cron, Effect, Layer, PubSub, Queue, Schedule, Schema } from "effect"
 import { afterAll, expect } from "vitest"
@@ -18,6 +17,7 @@ import { Clipboard } from "../../src/Client/Clipboard.js"
 import { AppId } from "../../src/Domain/Ids.js"
 import * as BoxkitTesting from "../../src/testing.js"
 import { BoxActivities, Ledger, Reaper, Runner } from "../../src/workflow.js"
+import { layer } from "../support/SuiteLayer.js"
 
 const directory = mkdtempSync(join(tmpdir(), "boxkit-workflow-"))
 
