@@ -93,7 +93,9 @@ export const layerBoxJob = BoxJob.toLayer(({ app_id, index, model }) =>
 
 /**
  * Progress of a run: workflows `done` of `total`, `failed`, `resumed` (started by an earlier run and not finished at
- * this start), `replayed` (answers the service replayed for a key sent again), `reaped` (boxes the reaper terminated).
+ * this start), `replayed` (answers the service replayed for a key sent again), `reaped` (boxes the reaper terminated),
+ * `ranHere` (workflows whose last step ran in this process: with several runners on one database, this runner's
+ * share of the work; counted once per execution).
  *
  * @since 0.1.0
  * @category Models
@@ -105,12 +107,13 @@ export interface Progress {
   readonly resumed: number
   readonly replayed: number
   readonly reaped: number
+  readonly ranHere: number
 }
 
 /** One line of progress, as `boxkit orchestrate` prints it. @since 0.1.0 @category Utils */
 export const formatProgress = (progress: Progress): string =>
   `orchestrate: done ${progress.done}/${progress.total}, failed ${progress.failed}, resumed ${progress.resumed}, ` +
-  `replayed ${progress.replayed}, reaped ${progress.reaped}`
+  `replayed ${progress.replayed}, reaped ${progress.reaped}, ran here ${progress.ranHere}`
 
 /**
  * Options of {@link run}.
@@ -151,7 +154,7 @@ export interface RunOptions {
  * @category Running
  */
 export const run = (options: RunOptions) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const apps = yield* Apps
     const ledger = yield* Ledger
     const app = yield* apps.find(options.appName ?? "orchestrate", { mintIfMissing: true })
@@ -172,15 +175,28 @@ export const run = (options: RunOptions) =>
     let done = 0
     let failed = 0
     let reaped = 0
+    // The ends this process records, read when progress is reported: those of this run's executions make `ranHere`.
+    const executionIds = new Set<string>()
+    for (const payload of payloads) executionIds.add(yield* BoxJob.executionId(payload))
+    const endedHere = new Set<string>()
+    const finishedHere = yield* PubSub.subscribe(ledger.finishedHere)
     const replayedAtStart = (yield* Metric.value(BoxActivities.replayedAnswers)).count
-    const progress = Effect.map(Metric.value(BoxActivities.replayedAnswers), (replayed): Progress => ({
-      total: options.boxes,
-      done,
-      failed,
-      resumed,
-      replayed: replayed.count - replayedAtStart,
-      reaped
-    }))
+    const progress = Effect.zipWith(
+      Metric.value(BoxActivities.replayedAnswers),
+      Queue.takeAll(finishedHere),
+      (replayed, rows): Progress => {
+        for (const row of rows) if (executionIds.has(row.execution_id)) endedHere.add(row.execution_id)
+        return {
+          total: options.boxes,
+          done,
+          failed,
+          resumed,
+          replayed: replayed.count - replayedAtStart,
+          reaped,
+          ranHere: endedHere.size
+        }
+      }
+    )
     const report = (options.onProgress === undefined ? () => Effect.void : options.onProgress)
     const reporter = yield* Effect.fork(
       Effect.flatMap(progress, report).pipe(Effect.delay(options.progressInterval ?? Duration.seconds(1)), Effect.forever)
@@ -208,7 +224,7 @@ export const run = (options: RunOptions) =>
     const final = yield* progress
     yield* report(final)
     return { ...final, millis: (yield* Clock.currentTimeMillis) - started }
-  })
+  }))
 
 /**
  * Runs the box workflows of `payloads` until every one has ended, as {@link run} describes; `onEnd` is called once per
