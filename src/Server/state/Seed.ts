@@ -123,13 +123,13 @@ export const decode = (input: unknown, path = "<seed>"): Effect.Effect<Seed, See
   )
 
 /**
- * Reads and decodes a seed file (JSON, as {@link decode}). Fails with `SeedError` when the file cannot be read, is not
- * JSON, or does not match the format.
+ * Reads a JSON file for the seed of `boxkit serve --seed` (a seed, or a snapshot: Snapshot.ts). Fails with
+ * `SeedError` when the file cannot be read or is not JSON.
  *
  * @since 0.1.0
  * @category Constructors
  */
-export const load = (path: string): Effect.Effect<Seed, SeedError, FileSystem.FileSystem> =>
+export const readJson = (path: string): Effect.Effect<unknown, SeedError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(path).pipe(
@@ -142,13 +142,22 @@ export const load = (path: string): Effect.Effect<Seed, SeedError, FileSystem.Fi
         })
       )
     )
-    const json = yield* Effect.try({
+    return yield* Effect.try({
       try: () => JSON.parse(text) as unknown,
       catch: (error) =>
         new SeedError({ path, message: `seed file ${path} is not JSON: ${error instanceof Error ? error.message : String(error)}` })
     })
-    return yield* decode(json, path)
   })
+
+/**
+ * Reads and decodes a seed file (JSON, as {@link decode}). Fails with `SeedError` when the file cannot be read, is not
+ * JSON, or does not match the format.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const load = (path: string): Effect.Effect<Seed, SeedError, FileSystem.FileSystem> =>
+  Effect.flatMap(readJson(path), (json) => decode(json, path))
 
 /**
  * A seed with no records (every array empty): a service on it answers every key 401.
