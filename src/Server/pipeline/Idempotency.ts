@@ -22,6 +22,7 @@ import { createHash } from "node:crypto"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { defaultIdempotencyBytes, defaultIdempotencyKeys } from "../Quotas.js"
 import { MemoryStoredUsage, StoredUsage } from "../state/MemoryRepositories.js"
+import type { RememberedKey } from "../state/StateSnapshots.js"
 import type { StoreError } from "../state/StoreError.js"
 
 /**
@@ -283,6 +284,40 @@ class MemoryKeys {
     keys.entries.delete(key)
     this.size--
   }
+
+  /** The settled keys not expired at `now`, of every API key (a snapshot's, StateSnapshots.ts). */
+  remembered(now: number): Array<RememberedKey> {
+    const found: Array<RememberedKey> = []
+    for (const [scope, keys] of this.scopes) {
+      for (const [key, entry] of keys.entries) {
+        if (typeof entry !== "string" || settledExpiry(entry) <= now) continue
+        found.push({
+          keyId: scope,
+          orgId: keys.orgId,
+          key,
+          fingerprint: settledFingerprint(entry),
+          expiresAtMillis: settledExpiry(entry),
+          answer: decodeSettled(entry)
+        })
+      }
+    }
+    return found
+  }
+
+  /** Remembers a settled key as it is (no bound checked), unless its API key has this key already. */
+  remember(entry: RememberedKey): void {
+    let keys = this.scopes.get(entry.keyId)
+    if (keys === undefined) {
+      keys = new ScopeKeys(entry.orgId)
+      this.scopes.set(entry.keyId, keys)
+    }
+    if (keys.entries.has(entry.key)) return
+    keys.entries.set(entry.key, encodeSettled(entry.expiresAtMillis, entry.fingerprint, entry.answer))
+    this.size++
+    const body = entry.answer.body.byteLength
+    keys.bytes += body
+    if (keys.orgId !== null) this.usage.addAnswerBytes(keys.orgId, body)
+  }
 }
 
 /**
@@ -314,6 +349,17 @@ class StartedClaim {
 }
 
 /**
+ * The settled keys of the in-memory store, for the in-memory snapshot store (MemorySnapshots.ts): `remembered` lists
+ * those not expired at a time (Unix ms), `remember` adds one as it is. {@link layerMemory} provides it.
+ *
+ * @since 0.1.0
+ */
+export class MemoryRememberedKeys extends Context.Tag("boxkit/server/MemoryRememberedKeys")<MemoryRememberedKeys, {
+  readonly remembered: (nowMillis: number) => ReadonlyArray<RememberedKey>
+  readonly remember: (entry: RememberedKey) => void
+}>() {}
+
+/**
  * In-memory store: one map per API key (keyed by the `Idempotency-Key` value as sent), each settled key one flat
  * string ({@link encodeSettled}), a running key one small object. Expired keys are dropped when met, swept oldest
  * first every 1,024 claims and every `sweepInterval` (keys are kept in the order they were first claimed, which is
@@ -326,9 +372,8 @@ class StartedClaim {
  * repositories' {@link MemoryStoredUsage} in context (StateStore.ts `layerMemory`) the quota is checked against
  * clipboards, response records and answers together; without it (other repositories), against answers alone.
  */
-export const layerMemory = Layer.scoped(
-  IdempotencyStore,
-  Effect.gen(function*() {
+export const layerMemory: Layer.Layer<IdempotencyStore | MemoryRememberedKeys, never, LocalServiceConfig> = Layer
+  .scopedContext(Effect.gen(function*() {
     const config = yield* LocalServiceConfig
     const usage = Option.getOrElse(yield* Effect.serviceOption(MemoryStoredUsage), () => new StoredUsage())
     const store = new MemoryKeys({
@@ -343,10 +388,12 @@ export const layerMemory = Layer.scoped(
       Effect.repeat(Schedule.spaced(config.sweepInterval)),
       Effect.forkScoped
     )
-    return {
+    return Context.make(IdempotencyStore, {
       size: Effect.sync(() => store.size),
       storedBytes: (orgId) => Effect.sync(() => usage.answerBytes.get(orgId) ?? 0),
       claim: (holder, key, print) => Effect.map(Clock.currentTimeMillis, (now) => store.claim(holder, key, print, now))
-    }
-  })
-)
+    }).pipe(Context.add(MemoryRememberedKeys, {
+      remembered: (now) => store.remembered(now),
+      remember: (entry) => store.remember(entry)
+    }))
+  }))

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { createHash } from "node:crypto"
 import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
 import {
   type ApiKeyRecord,
@@ -51,18 +52,56 @@ const mapStore = <A>() => {
   }
 }
 
-/** In-memory Identity. */
-export const identityMemory = Layer.sync(Identity, () => {
+/**
+ * The in-memory records that a snapshot reads and writes beside the repositories' interfaces (StateSnapshots.ts,
+ * MemorySnapshots.ts): users, API keys, secrets with their values and the tcp address pools. One per state; the
+ * in-memory Identity, Secrets and TcpAddresses of {@link layerMemory} keep their records here.
+ *
+ * @since 0.1.0
+ */
+export class MemoryTables {
+  readonly users = new Map<string, UserRecord>()
+  /** API keys by the key itself (keys given by a seed or `addKey`). */
+  readonly keys = new Map<string, ApiKeyRecord>()
+  /** API keys known only by their SHA-256 (hex), as a snapshot gives them. */
+  readonly hashedKeys = new Map<string, ApiKeyRecord>()
+  /** Secrets by `orgId NUL name`. */
+  readonly secrets = new Map<string, SecretRecord>()
+  /** How many secrets each organization holds. */
+  readonly secretCounts = new Map<string, number>()
+  /** Each organization's pool of tcp addresses, oldest first. */
+  readonly tcpPools = new Map<string, Array<string>>()
+  /** The port of the next fresh tcp address (`tcp.boxes.localhost:PORT`). */
+  nextTcpPort = 20000
+}
+
+/**
+ * The {@link MemoryTables} of the in-memory repositories ({@link layerMemory} provides it), for the in-memory snapshot
+ * store (MemorySnapshots.ts).
+ *
+ * @since 0.1.0
+ */
+export class MemoryTablesOfState extends Context.Tag("boxkit/server/MemoryTablesOfState")<MemoryTablesOfState, MemoryTables>() {}
+
+/** The SHA-256 of an API key, hex: how a snapshot names a key. */
+export const keyHashOf = (key: string): string => createHash("sha256").update(key).digest("hex")
+
+/** The in-memory Identity over `tables`: a key is found by itself, else (when any is) by its hash. */
+const makeIdentity = (tables: MemoryTables): Identity["Type"] => {
   const organizations = mapStore<OrganizationRecord>()
-  const users = mapStore<UserRecord>()
-  const keys = new Map<string, ApiKeyRecord>()
+  const { hashedKeys, keys, users } = tables
   return {
-    findKey: (key) => Effect.sync(() => Option.fromNullable(keys.get(Redacted.value(key)))),
+    findKey: (key) =>
+      Effect.sync(() => {
+        const known = keys.get(Redacted.value(key))
+        if (known !== undefined || hashedKeys.size === 0) return Option.fromNullable(known)
+        return Option.fromNullable(hashedKeys.get(keyHashOf(Redacted.value(key))))
+      }),
     organization: organizations.get,
-    user: users.get,
+    user: (id) => Effect.sync(() => Option.fromNullable(users.get(id))),
     organizations: organizations.list,
     addOrganization: (record) => organizations.insert(record.id, record),
-    addUser: (record) => users.insert(record.id, record),
+    addUser: (record) => Effect.sync(() => void users.set(record.id, record)),
     addKey: (key, record) =>
       Effect.sync(() => {
         const full = { ...record, keyId: keyIdOf(key) }
@@ -70,7 +109,10 @@ export const identityMemory = Layer.sync(Identity, () => {
         return full
       })
   }
-})
+}
+
+/** In-memory Identity. */
+export const identityMemory = Layer.sync(Identity, () => makeIdentity(new MemoryTables()))
 
 /** In-memory Apps. */
 export const appsMemory = Layer.sync(Apps, () => {
@@ -101,30 +143,38 @@ export const appsMemory = Layer.sync(Apps, () => {
   }
 })
 
-/** In-memory Secrets. */
-export const secretsMemory = Layer.sync(Secrets, () => {
-  const map = new Map<string, SecretRecord>()
-  const counts = new Map<string, number>()
-  const key = (orgId: string, name: string) => `${orgId}\u0000${name}`
+/** The key of a secret in {@link MemoryTables} `secrets`. */
+export const secretKey = (orgId: string, name: string): string => `${orgId}\u0000${name}`
+
+/** Writes `record` into `tables` as it is, counting a new secret in its organization. */
+export const putSecretRecord = (tables: MemoryTables, record: SecretRecord): void => {
+  const key = secretKey(record.orgId, record.name)
+  if (!tables.secrets.has(key)) tables.secretCounts.set(record.orgId, (tables.secretCounts.get(record.orgId) ?? 0) + 1)
+  tables.secrets.set(key, record)
+}
+
+/** The in-memory Secrets over `tables`. */
+const makeSecrets = (tables: MemoryTables): Secrets["Type"] => {
+  const { secretCounts: counts, secrets: map } = tables
   /** Creates or replaces the secret; a new one only while the organization holds fewer than `maxSecrets`. */
   const putNow = (orgId: string, name: string, value: Redacted.Redacted<string>, now: string, maxSecrets: number) => {
-    const existing = map.get(key(orgId, name))
-    if (existing === undefined) {
-      if ((counts.get(orgId) ?? 0) >= maxSecrets) return undefined
-      counts.set(orgId, (counts.get(orgId) ?? 0) + 1)
-    }
+    const existing = map.get(secretKey(orgId, name))
+    if (existing === undefined && (counts.get(orgId) ?? 0) >= maxSecrets) return undefined
     const record: SecretRecord = { orgId, name, value, createdAt: existing?.createdAt ?? now, updatedAt: now }
-    map.set(key(orgId, name), record)
+    putSecretRecord(tables, record)
     return record
   }
   return {
-    get: (orgId, name) => Effect.sync(() => Option.fromNullable(map.get(key(orgId, name)))),
+    get: (orgId, name) => Effect.sync(() => Option.fromNullable(map.get(secretKey(orgId, name)))),
     put: (orgId, name, value, now) => Effect.sync(() => putNow(orgId, name, value, now, Infinity)!),
     putWithinQuota: (orgId, name, value, now, maxSecrets) =>
       Effect.sync(() => Option.fromNullable(putNow(orgId, name, value, now, maxSecrets))),
     count: (orgId) => Effect.sync(() => counts.get(orgId) ?? 0)
   }
-})
+}
+
+/** In-memory Secrets. */
+export const secretsMemory = Layer.sync(Secrets, () => makeSecrets(new MemoryTables()))
 
 /** In-memory EgressPolicies. */
 export const egressPoliciesMemory = Layer.sync(EgressPolicies, () => {
@@ -299,15 +349,14 @@ export const runtimeVersionMemory = Layer.sync(RuntimeVersion, () => {
   }
 })
 
-/** In-memory TcpAddresses. */
-export const tcpAddressesMemory = Layer.sync(TcpAddresses, () => {
-  const pools = new Map<string, Array<string>>()
-  let nextPort = 20000
+/** The in-memory TcpAddresses over `tables`. */
+const makeTcpAddresses = (tables: MemoryTables): TcpAddresses["Type"] => {
+  const pools = tables.tcpPools
   return {
     take: (orgId) =>
       Effect.sync(() => {
         const pool = pools.get(orgId)
-        return pool !== undefined && pool.length > 0 ? pool.shift()! : `tcp.boxes.localhost:${nextPort++}`
+        return pool !== undefined && pool.length > 0 ? pool.shift()! : `tcp.boxes.localhost:${tables.nextTcpPort++}`
       }),
     release: (orgId, address) =>
       Effect.sync(() => {
@@ -317,7 +366,10 @@ export const tcpAddressesMemory = Layer.sync(TcpAddresses, () => {
       }),
     pool: (orgId) => Effect.sync(() => [...(pools.get(orgId) ?? [])])
   }
-})
+}
+
+/** In-memory TcpAddresses. */
+export const tcpAddressesMemory = Layer.sync(TcpAddresses, () => makeTcpAddresses(new MemoryTables()))
 
 /** In-memory Responses, with each organization's stored bytes kept as records change. */
 export const responsesMemory = Layer.sync(Responses, () => makeResponses(new StoredUsage()))
@@ -394,21 +446,23 @@ export const logsMemory = Layer.sync(Logs, () => {
 })
 
 /**
- * Every repository, in memory, and what each organization stores ({@link MemoryStoredUsage}): Boxes, Responses and
+ * Every repository, in memory, what each organization stores ({@link MemoryStoredUsage}): Boxes, Responses and
  * the in-memory idempotency store given it share it (the stored-bytes quota is checked against all in the step that
- * writes).
+ * writes), and the records a snapshot reads beside the repositories ({@link MemoryTablesOfState}).
  */
-export const layerMemory: Layer.Layer<Repositories | MemoryStoredUsage> = Layer.suspend(() => {
+export const layerMemory: Layer.Layer<Repositories | MemoryStoredUsage | MemoryTablesOfState> = Layer.suspend(() => {
   const shared = new StoredUsage()
+  const tables = new MemoryTables()
   return Layer.mergeAll(
     Layer.succeed(MemoryStoredUsage, shared),
-    identityMemory,
+    Layer.succeed(MemoryTablesOfState, tables),
+    Layer.sync(Identity, () => makeIdentity(tables)),
     appsMemory,
-    secretsMemory,
+    Layer.sync(Secrets, () => makeSecrets(tables)),
     egressPoliciesMemory,
     Layer.sync(Boxes, () => makeBoxes(shared)),
     runtimeVersionMemory,
-    tcpAddressesMemory,
+    Layer.sync(TcpAddresses, () => makeTcpAddresses(tables)),
     Layer.sync(Responses, () => makeResponses(shared)),
     logsMemory
   )
