@@ -29,7 +29,12 @@ const DateTime = Schema.String.pipe(
   Schema.filter((text) => !Number.isNaN(Date.parse(text)) || "expected an RFC 3339 date-time")
 )
 
-/** An organization: `credits: false` answers 402; `created_at` decides whether it is new. @since 0.1.0 @category Schemas */
+/**
+ * An organization: `credits: false` answers 402; `created_at` decides whether it is new.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
 export const SnapshotOrganization = Schema.Struct({
   id: Schema.String.pipe(Schema.minLength(1)),
   credits: Schema.Boolean,
@@ -37,8 +42,11 @@ export const SnapshotOrganization = Schema.Struct({
 }).annotations({ identifier: "organization" })
 
 /** A user of an organization. @since 0.1.0 @category Schemas */
-export const SnapshotUser = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1)), org_id: Schema.String, admin: Schema.Boolean })
-  .annotations({ identifier: "user" })
+export const SnapshotUser = Schema.Struct({
+  id: Schema.String.pipe(Schema.minLength(1)),
+  org_id: Schema.String,
+  admin: Schema.Boolean
+}).annotations({ identifier: "user" })
 
 /**
  * An API key by its SHA-256 (`key_hash`, 64 hex digits; the key itself never leaves the service) and its id
@@ -237,7 +245,8 @@ export const encode = (snapshot: Snapshot): SnapshotJson => Schema.encodeSync(Sn
 
 /**
  * Reads a JSON file that is either a seed (Seed.ts) or a snapshot (an object with `version`): what `boxkit serve
- * --seed FILE` starts on. Fails with `SeedError` when the file cannot be read, is not JSON or does not match its format.
+ * --seed FILE` starts on. Fails with `SeedError` when the file cannot be read, is not JSON or does not match its
+ * format.
  *
  * @since 0.1.0
  * @category Constructors
