@@ -23,6 +23,7 @@ import { Authorization, BoxServiceApi, openApiDocument } from "../Contract/Api.j
 import { currentPrincipal, Principal } from "../Contract/Principal.js"
 import { normalize, PolicyDocument } from "../Domain/EgressPolicy.js"
 import * as BoxRuntime from "./boxes/BoxRuntime.js"
+import * as ServiceClock from "./clock/ServiceClock.js"
 import * as DocsPage from "./http/DocsPage.js"
 import * as ErrorResponse from "./http/ErrorResponse.js"
 import * as RecentRequests from "./http/RecentRequests.js"
@@ -191,7 +192,8 @@ export interface ResponsesOptions {
 
 /**
  * Every service of the local box service, seeded, without the HTTP server. Needs an `HttpClient` for webhooks.
- * Background fibers (boots, lifetime checks, background responses, deliveries) live in the layer's scope.
+ * Background fibers (boots, lifetime checks, background responses, deliveries) live in the layer's scope, on the
+ * service's clock (`settings.clock`; clock/ServiceClock.ts).
  *
  * @since 0.1.0
  * @category Layers
@@ -201,15 +203,31 @@ export const layerServices = (
   settings: Partial<LocalServiceSettings> = {},
   responses: ResponsesOptions = {}
 ) => {
+  const clock = ServiceClock.makeClock(settings.clock ?? defaults.clock)
+  return servicesOn(clock, seed, settings, responses).pipe(ServiceClock.onClock(clock))
+}
+
+/** {@link layerServices} with the service's clock made by the caller (who runs the layer on it). */
+const servicesOn = (
+  clock: ServiceClock.VirtualClock | undefined,
+  seed: Seed.Seed,
+  settings: Partial<LocalServiceSettings>,
+  responses: ResponsesOptions
+) => {
   const config = LocalServiceConfig.layer(settings)
-  const store = responses.state ?? StateStore.layerMemory(responses.repositories)
+  const store = Layer.provide(responses.state ?? StateStore.layerMemory(responses.repositories), config)
+  // The stored offset is read before anything else reads the clock (the seed's creation times included).
+  const clocked = Layer.unwrapEffect(Effect.map(StateStore.StateLocation, (location) =>
+    ServiceClock.layer(clock, { durable: location.durable }).pipe(
+      Layer.mapError((error) => new StateStore.StateStoreError({ message: `Reading the clock: ${error.message}` }))
+    ))).pipe(Layer.provideMerge(store))
   // The seed goes into a new store only: a store that has organizations keeps what it has (docs/ASSUMPTIONS.md).
   const repositories = Layer.effectDiscard(
     Effect.flatMap(StateStore.StateLocation, (location) => location.fresh ? applySeed(seed) : Effect.void).pipe(
       // A store that fails while the seed goes in could not be prepared.
       Effect.catchTag("StoreError", (error) => new StateStore.StateStoreError({ message: `Seeding: ${error.message}` }))
     )
-  ).pipe(Layer.provideMerge(Layer.provide(store, config)))
+  ).pipe(Layer.provideMerge(clocked))
   const runtime = BoxRuntime.layer.pipe(Layer.provideMerge(repositories))
   const webhooks = WebhookDelivery.layer(responses.webhooks).pipe(Layer.provide(repositories))
   const engine = ResponseEngine.layer.pipe(
@@ -286,7 +304,8 @@ export const layerNode = (
   HttpServerError.ServeError | StateStore.StateStoreError
 > => {
   const at = { host: options.host ?? "127.0.0.1", port: options.port ?? 0 }
-  const services = layerServices(seed, options.settings, options)
+  const clock = ServiceClock.makeClock(options.settings?.clock ?? defaults.clock)
+  const services = servicesOn(clock, seed, options.settings ?? {}, options)
   const nodeServer = Layer.sync(NodeServer, makeNodeServer(options.settings))
   // The inspection page's recent requests, from the Node server's own events: the same on both serving paths.
   const recording = Layer.scopedDiscard(Effect.flatMap(NodeServer, RecentRequests.recordFrom))
@@ -298,7 +317,9 @@ export const layerNode = (
     Layer.provideMerge(listening),
     Layer.provideMerge(nodeServer),
     // Webhooks and the upstream model over the toolkit's lean undici HttpClient (connections reused, no per-request span).
-    Layer.provide(UndiciHttpClient.layer)
+    Layer.provide(UndiciHttpClient.layer),
+    // Every fiber of the service, its requests' included, on the service's clock.
+    ServiceClock.onClock(clock)
   )
 }
 

@@ -104,6 +104,12 @@ export interface LocalServiceSettings {
    * costs CPU per request even without an exporter (docs/ASSUMPTIONS.md, docs/decisions/0002).
    */
   readonly requestTracing: boolean
+  /**
+   * The service's clock (clock/ServiceClock.ts): `real` (default) runs on the real time; `virtual` on the real time
+   * plus an offset that `POST /_local/clock/advance` raises (`boxkit serve --clock virtual`; docs/ASSUMPTIONS.md "The
+   * virtual clock").
+   */
+  readonly clock: "real" | "virtual"
 }
 
 /**
@@ -131,7 +137,8 @@ export const defaults: LocalServiceSettings = {
   retryAfter: Duration.seconds(1),
   quotas: defaultQuotas,
   faults: noFaults,
-  requestTracing: false
+  requestTracing: false,
+  clock: "real"
 }
 
 /** The settings of the running local service. @since 0.1.0 @category Services */

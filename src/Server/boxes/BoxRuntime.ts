@@ -3,7 +3,8 @@
  * `error_message`), moves them between states, applies upgrades as the spec's States table says (a running box
  * restarts onto the current runtime, taking the boot delay; a paused or sleeping box applies a recorded upgrade on its
  * next wake, a cold start), and terminates boxes whose `max_lifetime_seconds` elapsed, whatever their state (checked
- * every `expiryCheckInterval`, so termination can come after the deadline).
+ * every `expiryCheckInterval`, so termination can come after the deadline; an advance of the virtual clock boots and
+ * ends boxes at their instants, clock/ServiceClock.ts).
  *
  * Base images of the local runtime (docs/ASSUMPTIONS.md): `debian`, `ubuntu`, `alpine` boot normally;
  * `boxkit/no-clipboard` boots without a clipboard (clipboard writes answer 501); `boxkit/ephemeral` boots without
@@ -15,6 +16,7 @@
  */
 import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Schedule } from "effect"
 import * as BoxLifecycle from "../../Domain/BoxLifecycle.js"
+import * as ServiceClock from "../clock/ServiceClock.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as ListenerPolicy from "./ListenerPolicy.js"
 import { DurableWork } from "../state/DurableWork.js"
@@ -142,6 +144,19 @@ const makeBootQueue = <E>(
   const pendingDue: Array<number> = []
   let head = 0
   let wake: Deferred.Deferred<void> | undefined
+  // Boots every box due at `now` in one update (one read of their rows and one commit in a durable store).
+  const bootDue = (now: number) =>
+    Effect.gen(function*() {
+      const due: Array<string> = []
+      while (head < pendingIds.length && pendingDue[head] <= now) due.push(pendingIds[head++])
+      if (due.length === 0) return
+      yield* boxes.updateAll(due, booted(yield* currentVersion))
+      if (head > 1024 && head * 2 > pendingIds.length) {
+        pendingIds.splice(0, head)
+        pendingDue.splice(0, head)
+        head = 0
+      }
+    })
   const serve = Effect.gen(function*() {
     while (true) {
       if (head === pendingIds.length) {
@@ -160,16 +175,7 @@ const makeBootQueue = <E>(
         yield* Effect.sleep(Duration.millis(pendingDue[head] - now))
         continue
       }
-      const current = yield* currentVersion
-      const due: Array<string> = []
-      while (head < pendingIds.length && pendingDue[head] <= now) due.push(pendingIds[head++])
-      // The boots due together are one update (one read of their rows and one commit in a durable store).
-      yield* boxes.updateAll(due, booted(current))
-      if (head > 1024 && head * 2 > pendingIds.length) {
-        pendingIds.splice(0, head)
-        pendingDue.splice(0, head)
-        head = 0
-      }
+      yield* bootDue(now)
     }
   })
   const enqueue = (boxId: string) =>
@@ -181,7 +187,12 @@ const makeBootQueue = <E>(
         wake = undefined
       }
     })
-  return { serve, enqueue }
+  // What an advance of the clock runs (ServiceClock.ts): the first boot's time, and the boots due by now.
+  const nextDue = (untilMillis: number) =>
+    Effect.sync(() =>
+      head < pendingIds.length && pendingDue[head] <= untilMillis ? Option.some(pendingDue[head]) : Option.none()
+    )
+  return { serve, enqueue, nextDue, bootDue: Effect.flatMap(Clock.currentTimeMillis, bootDue) }
 }
 
 /**
@@ -224,6 +235,14 @@ export const layer = Layer.scoped(
       const due = yield* boxes.expired(now)
       for (const box of due) yield* terminate(box.id)
       return due.length
+    })
+    // An advance of the virtual clock boots and ends boxes at their instants, in order (ServiceClock.ts).
+    yield* ServiceClock.registerDue({ name: "box boots", nextDueMillis: bootQueue.nextDue, runDue: bootQueue.bootDue })
+    yield* ServiceClock.registerDue({
+      name: "box lifetimes",
+      nextDueMillis: (untilMillis) =>
+        Effect.map(boxes.expired(untilMillis), (due) => ServiceClock.earliest(due.map(BoxLifecycle.lifetimeDeadline))),
+      runDue: expire
     })
     yield* expire.pipe(
       Effect.repeat(Schedule.spaced(config.expiryCheckInterval)),

@@ -1,21 +1,19 @@
 /**
  * Where the local service keeps its state: every repository (Repositories.ts), the idempotency keys
- * (Idempotency.ts), units of work (Transactions.ts), the work it owes (DurableWork.ts) and what snapshots read
- * beside the repositories (StateSnapshots.ts `SnapshotStore`), provided together by one layer. In memory by default
- * ({@link layerMemory}); durable in SQLite or PostgreSQL (state/sql/).
+ * (Idempotency.ts), units of work (Transactions.ts) and the work it owes (DurableWork.ts), provided together by one
+ * layer. In memory by default ({@link layerMemory}); durable in SQLite or PostgreSQL (state/sql/).
  *
  * Source: docs/ASSUMPTIONS.md "Durable state".
  *
  * @since 0.1.0
  */
 import { Context, Data, Layer } from "effect"
+import * as ClockOffset from "../clock/ClockOffset.js"
 import * as Idempotency from "../pipeline/Idempotency.js"
 import type { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as DurableWork from "./DurableWork.js"
 import * as Repositories from "./Repositories.js"
 import * as MemoryRepositories from "./MemoryRepositories.js"
-import * as MemorySnapshots from "./MemorySnapshots.js"
-import type * as StateSnapshots from "./StateSnapshots.js"
 import * as Transactions from "./Transactions.js"
 
 /**
@@ -40,7 +38,7 @@ export type StateStore =
   | Transactions.Transactions
   | DurableWork.DurableWork
   | StateLocation
-  | StateSnapshots.SnapshotStore
+  | ClockOffset.ClockOffset
 
 /**
  * The store could not be opened or prepared (a locked or unreadable file, a database that refuses, a failed migration).
@@ -53,8 +51,7 @@ export class StateStoreError extends Data.TaggedError("StateStoreError")<{ reado
 /**
  * The whole state in memory (`repositories` in place of the in-memory repositories when given). The idempotency store
  * is given the repositories' output, so that remembered answers count in the stored bytes the in-memory
- * repositories check (MemoryRepositories.ts `MemoryStoredUsage`); the snapshot store (MemorySnapshots.ts) reads and
- * writes both.
+ * repositories check (MemoryRepositories.ts `MemoryStoredUsage`).
  *
  * @since 0.1.0
  * @category Layers
@@ -63,8 +60,9 @@ export const layerMemory = (
   repositories: Layer.Layer<Repositories.Repositories> = MemoryRepositories.layerMemory
 ): Layer.Layer<StateStore, never, LocalServiceConfig> =>
   Layer.mergeAll(
-    MemorySnapshots.layer.pipe(Layer.provideMerge(Idempotency.layerMemory), Layer.provideMerge(repositories)),
+    Idempotency.layerMemory.pipe(Layer.provideMerge(repositories)),
     Transactions.layerMemory,
     DurableWork.layerMemory,
+    ClockOffset.layerMemory,
     Layer.succeed(StateLocation, { description: "in memory", durable: false, fresh: true })
   )
