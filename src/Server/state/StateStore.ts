@@ -1,7 +1,8 @@
 /**
  * Where the local service keeps its state: every repository (Repositories.ts), the idempotency keys
- * (Idempotency.ts), units of work (Transactions.ts) and the work it owes (DurableWork.ts), provided together by one
- * layer. In memory by default ({@link layerMemory}); durable in SQLite or PostgreSQL (state/sql/).
+ * (Idempotency.ts), units of work (Transactions.ts), the work it owes (DurableWork.ts) and what snapshots read
+ * beside the repositories (StateSnapshots.ts `SnapshotStore`), provided together by one layer. In memory by default
+ * ({@link layerMemory}); durable in SQLite or PostgreSQL (state/sql/).
  *
  * Source: docs/ASSUMPTIONS.md "Durable state".
  *
@@ -14,6 +15,8 @@ import type { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as DurableWork from "./DurableWork.js"
 import * as Repositories from "./Repositories.js"
 import * as MemoryRepositories from "./MemoryRepositories.js"
+import * as MemorySnapshots from "./MemorySnapshots.js"
+import type * as StateSnapshots from "./StateSnapshots.js"
 import * as Transactions from "./Transactions.js"
 
 /**
@@ -38,6 +41,7 @@ export type StateStore =
   | Transactions.Transactions
   | DurableWork.DurableWork
   | StateLocation
+  | StateSnapshots.SnapshotStore
   | ClockOffset.ClockOffset
 
 /**
@@ -51,7 +55,8 @@ export class StateStoreError extends Data.TaggedError("StateStoreError")<{ reado
 /**
  * The whole state in memory (`repositories` in place of the in-memory repositories when given). The idempotency store
  * is given the repositories' output, so that remembered answers count in the stored bytes the in-memory
- * repositories check (MemoryRepositories.ts `MemoryStoredUsage`).
+ * repositories check (MemoryRepositories.ts `MemoryStoredUsage`); the snapshot store (MemorySnapshots.ts) reads and
+ * writes both.
  *
  * @since 0.1.0
  * @category Layers
@@ -60,7 +65,7 @@ export const layerMemory = (
   repositories: Layer.Layer<Repositories.Repositories> = MemoryRepositories.layerMemory
 ): Layer.Layer<StateStore, never, LocalServiceConfig> =>
   Layer.mergeAll(
-    Idempotency.layerMemory.pipe(Layer.provideMerge(repositories)),
+    MemorySnapshots.layer.pipe(Layer.provideMerge(Idempotency.layerMemory), Layer.provideMerge(repositories)),
     Transactions.layerMemory,
     DurableWork.layerMemory,
     ClockOffset.layerMemory,

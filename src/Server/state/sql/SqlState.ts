@@ -33,6 +33,7 @@ import {
   tcpAddresses
 } from "./SqlRepositories.js"
 import { layerDurableWork, layerInstances, layerTransactions } from "./SqlWork.js"
+import * as SqlSnapshots from "./SqlSnapshots.js"
 import * as SqlClockOffset from "./SqlClockOffset.js"
 import { numberOf } from "./Rows.js"
 import * as SqlDriver from "../../../Sql/SqlDriver.js"
@@ -92,6 +93,7 @@ const layerOver = (description: string, sole: boolean) => {
     logs,
     layerTransactions({ sole }),
     location,
+    SqlSnapshots.layer,
     SqlClockOffset.layer,
     Layer.merge(SqlIdempotency.layer, layerDurableWork).pipe(Layer.provide(instances))
   )
