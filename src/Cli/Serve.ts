@@ -23,6 +23,7 @@ import * as LocalService from "../Server/LocalService.js"
 import * as ServingPaths from "../Server/ServingPaths.js"
 import * as Admission from "../Server/pipeline/Admission.js"
 import * as Seed from "../Server/state/Seed.js"
+import * as Snapshot from "../Server/state/Snapshot.js"
 import * as UpstreamModel from "../Server/responses/UpstreamModel.js"
 import * as LocalRouteGuard from "../Server/http/LocalRouteGuard.js"
 import * as Quotas from "../Server/Quotas.js"
@@ -46,7 +47,8 @@ const seed = Options.file("seed").pipe(
   Options.optional,
   Options.withPseudoName("FILE"),
   Options.withDescription(
-    "Seed file (JSON): organizations, API keys, apps. Without it the example seed is loaded (its keys: README.md)."
+    "Seed file (JSON): organizations, API keys, apps; or a snapshot (GET /_local/snapshot, boxkit state export), " +
+      "restored with its ids. Without it the example seed is loaded (its keys: README.md)."
   )
 )
 const newOrgInFlightCap = Options.integer("new-org-in-flight-cap").pipe(
@@ -237,7 +239,7 @@ const faultSettingsOf = (options: ServeOptions) =>
 const seedOf = (options: ServeOptions) =>
   Effect.gen(function*() {
     const loaded = Option.isSome(options.seed)
-      ? yield* Seed.load(options.seed.value)
+      ? yield* Snapshot.loadSeedOrSnapshot(options.seed.value)
       : yield* Schema.decodeUnknown(Seed.Seed)(DemoSeed.example).pipe(Effect.orDie)
     if (Option.isNone(options.seed) && !LocalRouteGuard.isLoopbackHost(options.host) && options.allowExampleKeys !== true) {
       return yield* Effect.fail(new ServeOptionsError({
@@ -307,12 +309,16 @@ const drainOnClose = (
     })
   )
 
-/** Prints where the service listens (`url`), its model upstream and faults (when set), and where its state is. */
+/**
+ * Prints where the service listens (`url`), its model upstream and faults (when set), where its state is, and what
+ * a snapshot seed restored.
+ */
 const announce = (
   url: string,
   location: Context.Tag.Service<StateStore.StateLocation>,
   options: ServeOptions,
-  faultSettings: FaultSettings
+  faultSettings: FaultSettings,
+  seed: Seed.Seed | Snapshot.Snapshot
 ) =>
   Effect.gen(function*() {
     yield* Console.log(`listening on ${url}`)
@@ -329,6 +335,25 @@ const announce = (
     )
     if (Option.isNone(options.seed) && location.fresh) {
       yield* Console.log("seed: the example seed (API keys sk_acme_org, sk_acme_ada, sk_acme_bob, sk_ada_personal, sk_broke_org)")
+    }
+    if ("version" in seed && location.fresh) yield* announceSnapshot(seed)
+  })
+
+/** Says what a snapshot seed restored, and which of its secrets had no value (they are not restored). */
+const announceSnapshot = (snapshot: Snapshot.Snapshot) =>
+  Effect.gen(function*() {
+    yield* Console.log(
+      `seed: snapshot taken at ${snapshot.taken_at} (${snapshot.organizations.length} organizations, ` +
+        `${snapshot.boxes.length} boxes, ${snapshot.responses.length} responses, ` +
+        `${snapshot.idempotency_keys.length} idempotency keys)`
+    )
+    const withoutValue = snapshot.secrets.filter((secret) => secret.value === undefined)
+    if (withoutValue.length > 0) {
+      yield* Console.log(
+        `seed: secrets without a value, not restored: ${
+          withoutValue.map((secret) => `${secret.org_id}/${secret.name}`).join(", ")
+        } (export with --include-secret-values to keep them)`
+      )
     }
   })
 
@@ -365,7 +390,7 @@ export const serve = (options: ServeOptions) =>
       yield* drainOnClose(admission, nodeServer, options.drainSeconds)
       const url = yield* Effect.provide(LocalService.baseUrl, context)
       const location = yield* Effect.provide(StateStore.StateLocation, context)
-      yield* announce(url, location, options, faultSettings)
+      yield* announce(url, location, options, faultSettings, loaded)
       return yield* Effect.never
     }))
   })

@@ -45,6 +45,10 @@ import * as Repositories from "./state/Repositories.js"
 import * as Admission from "./pipeline/Admission.js"
 import * as ResponseEngine from "./responses/ResponseEngine.js"
 import type * as Seed from "./state/Seed.js"
+import type * as Snapshot from "./state/Snapshot.js"
+import * as StateSnapshots from "./state/StateSnapshots.js"
+import type { StoreError } from "./state/StoreError.js"
+import type * as Transactions from "./state/Transactions.js"
 import * as StateStore from "./state/StateStore.js"
 import * as WebhookDelivery from "./responses/WebhookDelivery.js"
 
@@ -135,6 +139,23 @@ export const applySeed = (seed: Seed.Seed) =>
     }
   })
 
+/**
+ * What a new store starts with: a seed ({@link applySeed}), or a snapshot (Snapshot.ts), whose records are restored
+ * under their own ids (StateSnapshots.ts `restore`). Fails with the state store's `StoreError` when a durable store
+ * fails.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
+export const applyStartingState = (
+  start: Seed.Seed | Snapshot.Snapshot
+): Effect.Effect<
+  void,
+  StoreError,
+  Repositories.Repositories | StateSnapshots.SnapshotStore | Transactions.Transactions
+> =>
+  "version" in start ? Effect.asVoid(StateSnapshots.restore(start)) : applySeed(start)
+
 export { type AppOptions, inspectState, localRoutes, localState } from "./http/LocalRoutes.js"
 import { type AppOptions, localRoutes } from "./http/LocalRoutes.js"
 
@@ -199,7 +220,7 @@ export interface ResponsesOptions {
  * @category Layers
  */
 export const layerServices = (
-  seed: Seed.Seed,
+  seed: Seed.Seed | Snapshot.Snapshot,
   settings: Partial<LocalServiceSettings> = {},
   responses: ResponsesOptions = {}
 ) => {
@@ -210,7 +231,7 @@ export const layerServices = (
 /** {@link layerServices} with the service's clock made by the caller (who runs the layer on it). */
 const servicesOn = (
   clock: ServiceClock.VirtualClock | undefined,
-  seed: Seed.Seed,
+  seed: Seed.Seed | Snapshot.Snapshot,
   settings: Partial<LocalServiceSettings>,
   responses: ResponsesOptions
 ) => {
@@ -223,7 +244,7 @@ const servicesOn = (
     ))).pipe(Layer.provideMerge(store))
   // The seed goes into a new store only: a store that has organizations keeps what it has (docs/ASSUMPTIONS.md).
   const repositories = Layer.effectDiscard(
-    Effect.flatMap(StateStore.StateLocation, (location) => location.fresh ? applySeed(seed) : Effect.void).pipe(
+    Effect.flatMap(StateStore.StateLocation, (location) => location.fresh ? applyStartingState(seed) : Effect.void).pipe(
       // A store that fails while the seed goes in could not be prepared.
       Effect.catchTag("StoreError", (error) => new StateStore.StateStoreError({ message: `Seeding: ${error.message}` }))
     )
@@ -290,14 +311,15 @@ const makeNodeServer = (settings: Partial<LocalServiceSettings> = {}) => () => {
 
 /**
  * The complete local service on Node: HTTP server on `host`:`port` (default 127.0.0.1, port 0), answered by the
- * `server` path (default `fast`; ServingPaths.ts), webhooks over undici, every service seeded from `seed`. Its `HttpServer` is in the
- * output, so its address can be read. Fails with `ServeError` when it cannot listen.
+ * `server` path (default `fast`; ServingPaths.ts), webhooks over undici, every service seeded from `seed` (a seed
+ * or a snapshot: {@link applyStartingState}). Its `HttpServer` is in the output, so its address can be read. Fails
+ * with `ServeError` when it cannot listen.
  *
  * @since 0.1.0
  * @category Layers
  */
 export const layerNode = (
-  seed: Seed.Seed,
+  seed: Seed.Seed | Snapshot.Snapshot,
   options: ListenOptions & AppOptions & ResponsesOptions & { readonly settings?: Partial<LocalServiceSettings> | undefined } = {}
 ): Layer.Layer<
   HttpServer.HttpServer | NodeServer | Layer.Layer.Success<ReturnType<typeof layerServices>>,
