@@ -5,15 +5,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as C from "./support/Conformance.js"
+import * as Harness from "../support/Harness.js"
 
 const seed = C.seedWith({
   organizations: [{ id: "org_other", created_at: "2026-01-01T00:00:00Z" }],
   api_keys: [{ key: "sk_other_org", org_id: "org_other" }]
 })
 
-describe("apps", () => {
+describe.each(Harness.variants({ sqlite: true }))("apps ($name)", (variant) => {
   it.effect("50 concurrent finds with mint_if_missing create exactly one app", () =>
-    C.withService({}, seed)(Effect.gen(function*() {
+    C.withServiceOn(variant, {}, seed)(Effect.gen(function*() {
       const keys = ["sk_acme_org", "sk_acme_ada", "sk_acme_bob", "sk_ada_personal"]
       const answers = yield* Effect.all(
         Array.from({ length: 50 }, (_, index) =>
@@ -32,7 +33,7 @@ describe("apps", () => {
     })))
 
   it.effect("find returns an existing app; a missing one without mint_if_missing is a 404 and creates nothing", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const found = yield* C.post("/v1/apps/find", { name: "demo" })
       expect(found.json).toEqual({ id: C.appId, name: "demo", created_at: found.json.created_at })
       const before = yield* C.state

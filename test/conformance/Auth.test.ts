@@ -6,15 +6,16 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Routes from "../../src/Server/http/Routes.js"
 import * as C from "./support/Conformance.js"
+import * as Harness from "../support/Harness.js"
 
 /** Routes of box, secret and egress-policy operations (they need an organization-scoped key). */
 const organizationRoutes = Routes.routes.filter((route) => !/^(apps|responses)\./.test(route.name))
 
 const override = (reason: string) => ({ "x-box-owner-override-reason": reason })
 
-describe("authentication", () => {
+describe.each(Harness.variants({ sqlite: true }))("authentication ($name)", (variant) => {
   it.effect("every operation answers 401 authentication_error invalid_api_key to a missing, malformed or unknown key", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const before = yield* C.state
       const variants: ReadonlyArray<Record<string, string>> = [
         {},
@@ -37,13 +38,13 @@ describe("authentication", () => {
     })))
 
   it.effect("the bearer scheme name is case-insensitive (RFC 7235)", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const response = yield* C.request("/v1/secrets/GITHUB_TOKEN", { headers: { authorization: "bearer sk_acme_org" } })
       expect(response.status).toBe(200)
     })))
 
   it.effect("box, secret and egress-policy operations need an organization-scoped key: 403 permission_error", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.createBox()
       const before = yield* C.state
       for (const route of organizationRoutes) {
@@ -56,7 +57,7 @@ describe("authentication", () => {
     })))
 
   it.effect("an organization without credits gets 402 billing_error credits_exhausted with billing_url everywhere", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const before = yield* C.state
       for (const route of Routes.routes) {
         const response = yield* C.sendRoute(route, { authorization: "Bearer sk_broke_org" })
@@ -67,9 +68,9 @@ describe("authentication", () => {
     })))
 })
 
-describe("private boxes and the owner override", () => {
+describe.each(Harness.variants({ sqlite: true }))("private boxes and the owner override ($name)", (variant) => {
   it.effect("creating a private box needs a user-scoped key", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const refused = yield* C.post("/v1/boxes", C.boxBody({ visibility: "private" }), "sk_acme_org")
       C.expectError(refused, 403, "permission_error", { message: /user-scoped/ })
       expect((yield* C.state).boxes).toHaveLength(0)
@@ -77,7 +78,7 @@ describe("private boxes and the owner override", () => {
     })))
 
   it.effect("a private box is operable only by its creator; others get 403", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox({ visibility: "private" }, "sk_acme_bob")
       expect((yield* C.get(`/v1/boxes/${boxId}`, "sk_acme_bob")).status).toBe(200)
       for (const key of ["sk_acme_org", "sk_acme_ada"]) {
@@ -94,7 +95,7 @@ describe("private boxes and the owner override", () => {
     })))
 
   it.effect("an admin operates someone else's private box with X-Box-Owner-Override-Reason, each use audited", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox({ visibility: "private" }, "sk_acme_bob")
       const operations: ReadonlyArray<readonly [string, C.Send, string]> = [
         ["read", C.get(`/v1/boxes/${boxId}`, "sk_acme_ada", override("support ticket 1")), "support ticket 1"],
@@ -120,7 +121,7 @@ describe("private boxes and the owner override", () => {
     })))
 
   it.effect("the clipboard write accepts the override too", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox({ visibility: "private" }, "sk_acme_bob")
       const response = yield* C.request(`/v1/boxes/${boxId}/clipboard`, {
         method: "PUT",
@@ -132,7 +133,7 @@ describe("private boxes and the owner override", () => {
     })))
 
   it.effect("without the header, or with a blank reason, the admin is refused and nothing is logged", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox({ visibility: "private" }, "sk_acme_bob")
       C.expectError(yield* C.post(`/v1/boxes/${boxId}/pause`, undefined, "sk_acme_ada"), 403, "permission_error", {
         message: /X-Box-Owner-Override-Reason/
@@ -147,7 +148,7 @@ describe("private boxes and the owner override", () => {
     })))
 
   it.effect("a key that is not an admin's cannot override, reason or not", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox({ visibility: "private" }, "sk_acme_ada")
       for (const key of ["sk_acme_bob", "sk_acme_org"]) {
         C.expectError(
@@ -160,7 +161,7 @@ describe("private boxes and the owner override", () => {
     })))
 
   it.effect("the reason must be printable ASCII: anything else is a 400 naming the header", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox({ visibility: "private" }, "sk_acme_bob")
       // Node hands header bytes over as latin1: "é" arrives as a non-ASCII character; a tab is a control character.
       for (const reason of ["tab\tinside", Buffer.from("café", "utf8").toString("latin1"), "\u00ff"]) {
@@ -175,7 +176,7 @@ describe("private boxes and the owner override", () => {
     })))
 
   it.effect("the header is ignored where the caller could already operate: no audit entry", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const privateBox = yield* C.runningBox({ visibility: "private" }, "sk_acme_bob")
       const orgBox = yield* C.runningBox({}, "sk_acme_bob")
       expect((yield* C.post(`/v1/boxes/${privateBox}/pause`, undefined, "sk_acme_bob", override("mine"))).status)
@@ -188,7 +189,7 @@ describe("private boxes and the owner override", () => {
     })))
 
   it.effect("a refused operation is not audited even with a valid override", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.createBox({ visibility: "private" }, "sk_acme_bob")
       // Still creating: pausing is a 409, so the override was not used.
       C.expectError(
@@ -200,7 +201,7 @@ describe("private boxes and the owner override", () => {
     })))
 
   it.effect("publishing, unpublishing ports and custom domains stay with the creator: no admin override", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const privateBox = yield* C.runningBox({ visibility: "private", ingress_ports: [{ guest_port: 8080 }] }, "sk_acme_bob")
       const orgBox = yield* C.runningBox({ ingress_ports: [{ guest_port: 8080 }] }, "sk_acme_bob")
       const before = yield* C.state

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, TestClock } from "effect"
 import * as C from "./support/Conformance.js"
+import * as Harness from "../support/Harness.js"
 
 const otherApp = "app_00000000-0000-4000-8000-0000000000bb"
 const twoOrganizations = C.seedWith({
@@ -54,9 +55,9 @@ const upgrade = (boxId: string) =>
     return yield* Effect.dieMessage("upgrade did not answer")
   })
 
-describe("status flow", () => {
+describe.each(Harness.variants({ sqlite: true }))("status flow ($name)", (variant) => {
   it.effect("a new box answers creating with only box_id and status, then becomes running", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const created = yield* C.post("/v1/boxes", C.boxBody())
       expect(created.status).toBe(201)
       expect(Object.keys(created.json).sort()).toEqual(["box_id", "status"])
@@ -70,7 +71,7 @@ describe("status flow", () => {
     })))
 
   it.effect("a box whose start fails ends failed with error_message", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox({ image: { base: "boxkit/fail-to-start" } })
       const box = (yield* C.get(`/v1/boxes/${boxId}`)).json
       expect(box.status).toBe("failed")
@@ -78,7 +79,7 @@ describe("status flow", () => {
     })))
 
   it.effect("pause, resume, sleep and terminate move a box between states; wrong states answer 409", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       expect((yield* act(boxId, "pause")).json.status).toBe("paused")
       C.expectError(yield* act(boxId, "sleep"), 409, "conflict_error", { code: "failed_precondition" })
@@ -91,9 +92,9 @@ describe("status flow", () => {
     })))
 })
 
-describe("max_lifetime_seconds", () => {
+describe.each(Harness.variants({ sqlite: true }))("max_lifetime_seconds ($name)", (variant) => {
   it.effect("counts every state (running, paused, sleeping) and ends in terminated", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const [running, paused, sleeping] = yield* Effect.all([
         C.createBox({ max_lifetime_seconds: 5 }),
         C.createBox({ max_lifetime_seconds: 5 }),
@@ -112,7 +113,7 @@ describe("max_lifetime_seconds", () => {
     })))
 
   it.effect("counts the time a box waits to start (creating)", () =>
-    C.withService({ bootDelay: Duration.minutes(1) })(Effect.gen(function*() {
+    C.withServiceOn(variant, { bootDelay: Duration.minutes(1) })(Effect.gen(function*() {
       const boxId = yield* C.createBox({ max_lifetime_seconds: 5 })
       yield* TestClock.adjust("5 seconds")
       expect((yield* C.boxState(boxId)).status).toBe("terminated")
@@ -121,7 +122,7 @@ describe("max_lifetime_seconds", () => {
     })))
 
   it.effect("expiry is checked periodically (configurable): termination can come after the deadline", () =>
-    C.withService({ expiryCheckInterval: Duration.seconds(10) })(Effect.gen(function*() {
+    C.withServiceOn(variant, { expiryCheckInterval: Duration.seconds(10) })(Effect.gen(function*() {
       const boxId = yield* C.runningBox({ max_lifetime_seconds: 1 })
       yield* act(boxId, "pause")
       yield* TestClock.adjust("9 seconds")
@@ -131,9 +132,9 @@ describe("max_lifetime_seconds", () => {
     })))
 })
 
-describe("upgrade (States table)", () => {
+describe.each(Harness.variants({ sqlite: true }))("upgrade (States table) ($name)", (variant) => {
   it.effect("running, not on the current runtime: restarts onto it, applied true with the version", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       expect((yield* writeClipboard(boxId, "in memory")).status).toBe(200)
       expect((yield* raiseRuntime(2)).status).toBe(200)
@@ -146,7 +147,7 @@ describe("upgrade (States table)", () => {
 
   for (const state of ["paused", "sleeping"] as const) {
     it.effect(`${state}, not current: unchanged, recorded (applied false, no version), applied on the next wake as a cold start`, () =>
-      C.withService()(Effect.gen(function*() {
+      C.withServiceOn(variant)(Effect.gen(function*() {
         const boxId = yield* C.runningBox()
         expect((yield* writeClipboard(boxId, "in memory")).status).toBe(200)
         yield* act(boxId, state === "paused" ? "pause" : "sleep")
@@ -167,7 +168,7 @@ describe("upgrade (States table)", () => {
   }
 
   it.effect("a wake without a recorded upgrade keeps memory (clipboard) and the runtime version", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       yield* writeClipboard(boxId, "kept")
       yield* act(boxId, "pause")
@@ -178,7 +179,7 @@ describe("upgrade (States table)", () => {
     })))
 
   it.effect("any state, already current: applied true with the version, box left as it is", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const running = yield* C.runningBox()
       const paused = yield* C.runningBox()
       yield* act(paused, "pause")
@@ -190,16 +191,16 @@ describe("upgrade (States table)", () => {
     })))
 
   it.effect("a box without a recorded version yet: applied true, guest_schema_version absent", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.createBox()
       const result = yield* act(boxId, "upgrade")
       expect(result.json).toEqual({ box_id: boxId, status: "creating", applied: true })
     })))
 })
 
-describe("listeners", () => {
+describe.each(Harness.variants({ sqlite: true }))("listeners ($name)", (variant) => {
   it.effect("unpublish works on running, paused and sleeping boxes and never wakes them", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox({
         ingress_ports: [{ guest_port: 8080 }, { guest_port: 8081 }, { guest_port: 8082, protocol: "tcp" }]
       })
@@ -215,7 +216,7 @@ describe("listeners", () => {
     })))
 
   it.effect("publish answers the listener with its address; a published port cannot be published twice", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       const published = yield* publish(boxId, 3000)
       expect(published.status).toBe(201)
@@ -226,7 +227,7 @@ describe("listeners", () => {
     })))
 
   it.effect("custom domains go with an unpublished http port; republishing leaves them to register again", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox({ ingress_ports: [{ guest_port: 8080 }, { guest_port: 5432, protocol: "tcp" }] })
       const added = yield* C.post(`/v1/boxes/${boxId}/listeners/8080/domains`, { hostname: "App.Example.COM" })
       expect(added.status).toBe(200)
@@ -250,7 +251,7 @@ describe("listeners", () => {
     })))
 
   it.effect("an unpublished tcp address stays in the organization for its other boxes; republishing returns the new address", () =>
-    C.withService({}, twoOrganizations)(Effect.gen(function*() {
+    C.withServiceOn(variant, {}, twoOrganizations)(Effect.gen(function*() {
       const first = yield* C.runningBox({ ingress_ports: [{ guest_port: 5432, protocol: "tcp" }] })
       const second = yield* C.runningBox()
       const outsider = yield* C.runningBox({ app_id: otherApp }, "sk_other_org")
@@ -273,7 +274,7 @@ describe("listeners", () => {
     })))
 
   it.effect("listener operations on a box without persistence answer 409 conflict_error", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox({ image: { base: "boxkit/ephemeral" } })
       C.expectError(yield* publish(boxId, 8080), 409, "conflict_error", { message: /persistence/ })
       C.expectError(yield* unpublish(boxId, 8080), 409, "conflict_error", { message: /persistence/ })
@@ -294,7 +295,7 @@ describe("listeners", () => {
     })))
 
   it.effect("no_network: with ingress_ports at creation a 400 naming ingress_ports; a later publish a 409 (ListenerPolicy)", () =>
-    C.withService({}, offlinePolicy)(Effect.gen(function*() {
+    C.withServiceOn(variant, {}, offlinePolicy)(Effect.gen(function*() {
       const before = yield* C.state
       for (const egressPolicy of [{ no_network: true }, offlinePolicyId]) {
         C.expectError(
@@ -315,7 +316,7 @@ describe("listeners", () => {
     })))
 
   it.effect("a terminated box has no listeners: operations answer 409", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox({ ingress_ports: [{ guest_port: 8080 }] })
       yield* act(boxId, "terminate")
       expect((yield* C.boxState(boxId)).listeners).toEqual([])
@@ -324,9 +325,9 @@ describe("listeners", () => {
     })))
 })
 
-describe("clipboard", () => {
+describe.each(Harness.variants({ sqlite: true }))("clipboard ($name)", (variant) => {
   it.effect("text/plain (parameters ignored) and image/* bodies are placed on the clipboard; the answer is {}", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       const text = yield* writeClipboard(boxId, "héllo", "text/plain; charset=utf-8")
       expect(text.status).toBe(200)
@@ -338,7 +339,7 @@ describe("clipboard", () => {
     })))
 
   it.effect("other media types are a 400 naming Content-Type", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       for (const contentType of ["application/json", "text/html", "image/", "image", "video/mp4", "text/plainx"]) {
         C.expectError(yield* writeClipboard(boxId, "x", contentType), 400, "invalid_request_error", { param: "Content-Type" })
@@ -353,7 +354,7 @@ describe("clipboard", () => {
     })))
 
   it.effect("a clipboard write is at most 8 MiB (docs/ASSUMPTIONS.md)", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       C.expectError(yield* writeClipboard(boxId, new Uint8Array(8 * 1024 * 1024 + 1), "image/png"), 400, "invalid_request_error", {
         message: /too large/
@@ -363,13 +364,13 @@ describe("clipboard", () => {
     })))
 
   it.effect("a guest image without a clipboard answers 501 not_implemented_error unimplemented", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox({ image: { base: "boxkit/no-clipboard" } })
       C.expectError(yield* writeClipboard(boxId, "x"), 501, "not_implemented_error", { code: "unimplemented" })
     })))
 
   it.effect("a box that cannot take a write (not running) answers 409 conflict_error", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const creating = yield* C.createBox()
       C.expectError(yield* writeClipboard(creating, "x"), 409, "conflict_error")
       const paused = yield* C.runningBox()
@@ -379,9 +380,9 @@ describe("clipboard", () => {
     })))
 })
 
-describe("exec resize", () => {
+describe.each(Harness.variants({ sqlite: true }))("exec resize ($name)", (variant) => {
   it.effect("an unknown exec is a no-op answering {}, in both path forms", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       const before = yield* C.state
       const plain = yield* C.post(`/v1/boxes/${boxId}/exec/exec_unknown/resize`, { cols: 120, rows: 40 })

@@ -7,10 +7,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import * as Admission from "../../src/Server/pipeline/Admission.js"
 import * as C from "./support/Conformance.js"
+import * as Harness from "../support/Harness.js"
 
-describe("draining", () => {
+describe.each(Harness.variants())("draining ($name)", (variant) => {
   it.effect("new requests get 503 with Retry-After while requests in flight finish and are kept", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const admission = yield* Admission.Admission
       const held = yield* C.hold("/v1/boxes", C.boxBody({ name: "in flight" }), "sk_acme_org", {
         "idempotency-key": "drain-key"

@@ -9,6 +9,7 @@ import { Effect, FastCheck as fc, TestClock } from "effect"
 import * as LocalService from "../../src/Server/LocalService.js"
 import * as Routes from "../../src/Server/http/Routes.js"
 import * as C from "./support/Conformance.js"
+import * as Harness from "../support/Harness.js"
 
 /** How many requests the fuzz test sends (at least 3,000). */
 const cases = 3000
@@ -149,9 +150,9 @@ const snapshot = Effect.map(LocalService.inspectState, (state) => ({
   storedBytes: state.organizations.map((organization) => organization.usage.stored_bytes).join(",")
 }))
 
-describe("fuzz", () => {
+describe.each(Harness.variants())("fuzz ($name)", (variant) => {
   it.effect(`${cases} random requests: no 5xx, every error an envelope, rejected requests change nothing`, () =>
-    C.withService({}, seed)(Effect.gen(function*() {
+    C.withServiceOn(variant, {}, seed)(Effect.gen(function*() {
       const boxIds = [
         yield* C.createBox({ ingress_ports: [{ guest_port: 8080 }, { guest_port: 5432, protocol: "tcp" }] }),
         yield* C.createBox({ visibility: "private" }, "sk_acme_bob"),

@@ -9,6 +9,7 @@ import { Duration, Effect, Exit, Fiber, TestClock } from "effect"
 import * as ClientIdempotencyKey from "../../src/Client/IdempotencyKey.js"
 import * as IdempotencyKey from "../../src/Contract/IdempotencyKey.js"
 import * as C from "./support/Conformance.js"
+import * as Harness from "../support/Harness.js"
 
 const createWithKey = (key: string, body: unknown = C.boxBody(), apiKey = "sk_acme_org") =>
   C.post("/v1/boxes", body, apiKey, { "idempotency-key": key })
@@ -32,9 +33,9 @@ const adjustUntilDone = <A, E>(fiber: Fiber.Fiber<A, E>, step: Duration.Duration
     return yield* Effect.dieMessage("fiber did not finish")
   })
 
-describe("idempotency", () => {
+describe.each(Harness.variants({ sqlite: true }))("idempotency ($name)", (variant) => {
   it.effect("a retry with the same key, method, path and body gets the remembered answer, marked replayed", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const first = yield* createWithKey("key-replay")
       expect(first.status).toBe(201)
       expect(first.headers["idempotent-replayed"]).toBeUndefined()
@@ -47,7 +48,7 @@ describe("idempotency", () => {
     })))
 
   it.effect("a remembered 400 is replayed with Idempotent-Replayed: true and changes nothing", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const before = yield* C.state
       const body = C.boxBody({ size: "s", memory_limit_gib: 65 })
       const first = yield* createWithKey("key-400", body)
@@ -61,7 +62,7 @@ describe("idempotency", () => {
     })))
 
   it.effect("a remembered 409 is replayed with Idempotent-Replayed: true", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       const terminated = yield* C.post(`/v1/boxes/${boxId}/terminate`, undefined)
       expect(terminated.status).toBe(200)
@@ -75,7 +76,7 @@ describe("idempotency", () => {
     })))
 
   it.effect("the same key with a different body (byte for byte) or path gets 409 conflict_error", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       expect((yield* createWithKey("key-reuse", C.boxBody({ name: "a" }))).status).toBe(201)
       C.expectError(yield* createWithKey("key-reuse", C.boxBody({ name: "b" })), 409, "conflict_error")
       // Byte for byte: the same JSON with other spacing is a different body.
@@ -94,7 +95,7 @@ describe("idempotency", () => {
     })))
 
   it.effect("upgrade: the same key for another box (another path) gets 409 conflict_error", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const first = yield* C.createBox()
       const second = yield* C.createBox()
       const upgrade = (boxId: string) =>
@@ -105,7 +106,7 @@ describe("idempotency", () => {
     })))
 
   it.effect("a key of more than 255 UTF-8 bytes is a 400 naming the header; 255 bytes are accepted", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       // Node sends header values as latin1: build the UTF-8 bytes of the key and send them as a binary string.
       const asHeader = (key: string) => Buffer.from(key, "utf8").toString("latin1")
       const ascii256 = yield* createWithKey("k".repeat(256))
@@ -122,7 +123,7 @@ describe("idempotency", () => {
     })))
 
   it.effect("a blank or whitespace-only key is ignored: the request runs without idempotency", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       for (const key of ["", "   ", "\t"]) {
         const first = yield* createWithKey(key)
         const second = yield* createWithKey(key)
@@ -135,7 +136,7 @@ describe("idempotency", () => {
     })))
 
   it.effect("a key of Unicode white space only (sent as its UTF-8 bytes) is blank too: ignored, as the client judges it", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const keys = ["\u00a0", "\u3000", " \u2003\u2003 ", "\ufeff"]
       for (const key of keys) {
         // The client refuses to send it, as it refuses every blank key (the service would ignore it).
@@ -151,7 +152,7 @@ describe("idempotency", () => {
     })))
 
   it.effect("keys are scoped to the sending API key", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const byOrgKey = yield* createWithKey("shared-key", C.boxBody(), "sk_acme_org")
       const byAda = yield* createWithKey("shared-key", C.boxBody(), "sk_acme_ada")
       expect([byOrgKey.status, byAda.status]).toEqual([201, 201])
@@ -165,7 +166,7 @@ describe("idempotency", () => {
   it.effect("an answer is remembered for at least 24 hours (TestClock)", () =>
     // A lifetime check, a sweep (and, with a durable store, a look for unfinished work and a heartbeat) every hour
     // keeps a day of TestClock adjustment cheap.
-    C.withService({
+    C.withServiceOn(variant, {
       expiryCheckInterval: Duration.hours(1),
       sweepInterval: Duration.hours(1),
       recoveryInterval: Duration.hours(1),
@@ -185,7 +186,7 @@ describe("idempotency", () => {
     })))
 
   it.effect("a duplicate arriving while the first is still running gets 409 server_error idempotent_request_in_flight", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       expect((yield* raiseRuntime(2)).status).toBe(200)
       const upgrade = C.post(`/v1/boxes/${boxId}/upgrade`, undefined, "sk_acme_org", { "idempotency-key": "k-flight" })
@@ -205,7 +206,7 @@ describe("idempotency", () => {
     })))
 
   it.effect("concurrent first requests with one key never both execute", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const answers = yield* Effect.all(Array.from({ length: 25 }, () => createWithKey("key-race")), {
         concurrency: "unbounded"
       })
@@ -221,7 +222,7 @@ describe("idempotency", () => {
     })))
 
   it.effect("a 429 from the new-organization cap never started: the same key may be reused", () =>
-    C.withService({ newOrgInFlightCap: 1 }, C.seedWith({
+    C.withServiceOn(variant, { newOrgInFlightCap: 1 }, C.seedWith({
       organizations: [{ id: "org_new" }],
       api_keys: [{ key: "sk_new_org", org_id: "org_new" }],
       apps: [{ id: "app_00000000-0000-4000-8000-0000000000aa", org_id: "org_new", name: "new" }]

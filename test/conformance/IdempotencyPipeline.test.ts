@@ -51,12 +51,12 @@ afterAll(() => {
 })
 
 /** The same services on a SQLite store in a fresh directory (its idempotency store and units of work). */
-const sqlite = (directory: string) =>
+const sqlite = (directory: string, client: Harness.Variant["sqliteClient"]) =>
   Layer.mergeAll(
     Layer.effectDiscard(LocalService.applySeed(Harness.seed)),
     Admission.layer
   ).pipe(
-    Layer.provideMerge(SqlState.layerSqlite(directory, { client: Harness.sqliteClient })),
+    Layer.provideMerge(SqlState.layerSqlite(directory, { client })),
     Layer.provideMerge(LocalServiceConfig.layer())
   )
 
@@ -192,68 +192,72 @@ describe("idempotency in the request pipeline", () => {
       expect(yield* Ref.get(executions)).toBe(1)
     }).pipe(Effect.provide(memory)))
 
-  it.live("on SQLite a create claims its key in its own unit of work: a second use waits for it and is replayed", () => {
-    const directory = freshDirectory()
-    // Opened at the end whatever happens, so that a failed expectation does not leave the first request held.
-    const gate = Deferred.unsafeMake<void>(FiberId.none)
-    return Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      const executions = yield* Ref.make(0)
-      const handler = Effect.zipRight(
-        Ref.update(executions, (n) => n + 1),
-        Effect.zipRight(
-          Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(gate)),
-          HttpServerResponse.json({ ok: true }, { status: 201 })
+  // The SQLite store over each SQL client (SqlState.ts `client`): the prepared one of SqliteClient.ts, and the stock
+  // @effect/sql-libsql over @libsql/client, whose statements run in the same units of work.
+  describe.each(["prepared", "stock"] as const)("on SQLite, the %s SQL client", (sqliteClient) => {
+    it.live("on SQLite a create claims its key in its own unit of work: a second use waits for it and is replayed", () => {
+      const directory = freshDirectory()
+      // Opened at the end whatever happens, so that a failed expectation does not leave the first request held.
+      const gate = Deferred.unsafeMake<void>(FiberId.none)
+      return Effect.gen(function*() {
+        const started = yield* Deferred.make<void>()
+        const executions = yield* Ref.make(0)
+        const handler = Effect.zipRight(
+          Ref.update(executions, (n) => n + 1),
+          Effect.zipRight(
+            Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(gate)),
+            HttpServerResponse.json({ ok: true }, { status: 201 })
+          )
         )
-      )
-      const first = yield* Effect.fork(send(handler))
-      yield* Deferred.await(started)
-      // Nothing of the request is committed while it runs, its claim neither (one commit per request).
-      if (Harness.sqliteClient === "prepared") expect(committedKeys(directory)).toEqual([])
-      const second = yield* Effect.fork(send(handler))
-      // The first holds the store's writer: the second is not answered (no "in flight" 409) until the first ends.
-      for (let spins = 0; spins < 200; spins++) yield* Effect.yieldNow()
-      yield* Effect.sleep("20 millis")
-      expect(yield* Fiber.poll(second)).toEqual(Option.none())
-      yield* Deferred.succeed(gate, undefined)
-      const answered = yield* Fiber.join(first)
-      const replayed = yield* Fiber.join(second)
-      expect(answered.status).toBe(201)
-      expect(replayed.status).toBe(201)
-      expect(replayed.headers["idempotent-replayed"]).toBe("true")
-      expect(yield* Ref.get(executions)).toBe(1)
-      expect(committedKeys(directory)).toEqual([{ key: "k" }])
-    }).pipe(Effect.ensuring(Deferred.succeed(gate, undefined)), Effect.provide(sqlite(directory)))
+        const first = yield* Effect.fork(send(handler))
+        yield* Deferred.await(started)
+        // Nothing of the request is committed while it runs, its claim neither (one commit per request).
+        if (sqliteClient === "prepared") expect(committedKeys(directory)).toEqual([])
+        const second = yield* Effect.fork(send(handler))
+        // The first holds the store's writer: the second is not answered (no "in flight" 409) until the first ends.
+        for (let spins = 0; spins < 200; spins++) yield* Effect.yieldNow()
+        yield* Effect.sleep("20 millis")
+        expect(yield* Fiber.poll(second)).toEqual(Option.none())
+        yield* Deferred.succeed(gate, undefined)
+        const answered = yield* Fiber.join(first)
+        const replayed = yield* Fiber.join(second)
+        expect(answered.status).toBe(201)
+        expect(replayed.status).toBe(201)
+        expect(replayed.headers["idempotent-replayed"]).toBe("true")
+        expect(yield* Ref.get(executions)).toBe(1)
+        expect(committedKeys(directory)).toEqual([{ key: "k" }])
+      }).pipe(Effect.ensuring(Deferred.succeed(gate, undefined)), Effect.provide(sqlite(directory, sqliteClient)))
+    })
+
+    it.live("on SQLite a create answered 5xx writes no key: the retry runs again, and its answer is remembered", () =>
+      Effect.gen(function*() {
+        const counted = yield* counting([503, 201])
+        const store = yield* Idempotency.IdempotencyStore
+        // What the store holds while the request runs, seen from within its unit: the key is written when it settles
+        // (the retry still sees none: the 503 wrote nothing).
+        const seen: Array<number> = []
+        const handler = Effect.zipRight(
+          Effect.tap(Effect.orDie(store.size), (size) => Effect.sync(() => seen.push(size))),
+          counted.handler
+        )
+        yield* expectRetriedAfter5xx({ ...counted, handler }, 503)
+        expect(seen).toEqual([0, 0])
+        expect(yield* store.size).toBe(1)
+      }).pipe(Effect.provide(sqlite(freshDirectory(), sqliteClient))))
+
+    it.live("on SQLite a failed create takes back its claim with its writes: the retry runs", () =>
+      Effect.gen(function*() {
+        const executions = yield* Ref.make(0)
+        const handler = Effect.flatMap(Ref.getAndUpdate(executions, (n) => n + 1), (n) =>
+          n === 0 ? Effect.die("boom") : HttpServerResponse.json({ ok: true }, { status: 201 }))
+        expect(Exit.isFailure(yield* Effect.exit(send(handler)))).toBe(true)
+        const store = yield* Idempotency.IdempotencyStore
+        expect(yield* store.size).toBe(0)
+        const retried = yield* send(handler)
+        expect(retried.status).toBe(201)
+        expect(retried.headers["idempotent-replayed"]).toBeUndefined()
+        expect(yield* Ref.get(executions)).toBe(2)
+        expect(yield* store.size).toBe(1)
+      }).pipe(Effect.provide(sqlite(freshDirectory(), sqliteClient))))
   })
-
-  it.live("on SQLite a create answered 5xx writes no key: the retry runs again, and its answer is remembered", () =>
-    Effect.gen(function*() {
-      const counted = yield* counting([503, 201])
-      const store = yield* Idempotency.IdempotencyStore
-      // What the store holds while the request runs, seen from within its unit: the key is written when it settles
-      // (the retry still sees none: the 503 wrote nothing).
-      const seen: Array<number> = []
-      const handler = Effect.zipRight(
-        Effect.tap(Effect.orDie(store.size), (size) => Effect.sync(() => seen.push(size))),
-        counted.handler
-      )
-      yield* expectRetriedAfter5xx({ ...counted, handler }, 503)
-      expect(seen).toEqual([0, 0])
-      expect(yield* store.size).toBe(1)
-    }).pipe(Effect.provide(sqlite(freshDirectory()))))
-
-  it.live("on SQLite a failed create takes back its claim with its writes: the retry runs", () =>
-    Effect.gen(function*() {
-      const executions = yield* Ref.make(0)
-      const handler = Effect.flatMap(Ref.getAndUpdate(executions, (n) => n + 1), (n) =>
-        n === 0 ? Effect.die("boom") : HttpServerResponse.json({ ok: true }, { status: 201 }))
-      expect(Exit.isFailure(yield* Effect.exit(send(handler)))).toBe(true)
-      const store = yield* Idempotency.IdempotencyStore
-      expect(yield* store.size).toBe(0)
-      const retried = yield* send(handler)
-      expect(retried.status).toBe(201)
-      expect(retried.headers["idempotent-replayed"]).toBeUndefined()
-      expect(yield* Ref.get(executions)).toBe(2)
-      expect(yield* store.size).toBe(1)
-    }).pipe(Effect.provide(sqlite(freshDirectory()))))
 })

@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
 import { defaults } from "../../src/Server/LocalServiceConfig.js"
 import * as C from "./support/Conformance.js"
+import * as Harness from "../support/Harness.js"
 
 const newApp = "app_00000000-0000-4000-8000-0000000000aa"
 
@@ -38,9 +39,9 @@ const changingRequests = (key: string) => [
   C.post("/v1/apps/find", { name: "minted", mint_if_missing: true }, key)
 ]
 
-describe("new-organization in-flight cap", () => {
+describe.each(Harness.variants({ sqlite: true }))("new-organization in-flight cap ($name)", (variant) => {
   it.effect("the default cap is 4: the fifth request in flight gets 429 with Retry-After and has no effect", () =>
-    C.withService({}, seed)(Effect.gen(function*() {
+    C.withServiceOn(variant, {}, seed)(Effect.gen(function*() {
       expect(defaults.newOrgInFlightCap).toBe(4)
       const held = yield* holdMany(4, "sk_new_org")
       const before = yield* C.state
@@ -52,7 +53,7 @@ describe("new-organization in-flight cap", () => {
     })))
 
   it.effect("the cap is configurable and clears as requests in flight finish", () =>
-    C.withService({ newOrgInFlightCap: 2 }, seed)(Effect.gen(function*() {
+    C.withServiceOn(variant, { newOrgInFlightCap: 2 }, seed)(Effect.gen(function*() {
       const [first, second] = yield* holdMany(2, "sk_new_org")
       expectRateLimited(yield* C.post("/v1/boxes", C.boxBody({ app_id: newApp }), "sk_new_org"))
       expect((yield* first.finish).status).toBe(200)
@@ -62,7 +63,7 @@ describe("new-organization in-flight cap", () => {
     })))
 
   it.effect("the cap clears ten minutes after the organization was created (TestClock)", () =>
-    C.withService({ expiryCheckInterval: Duration.minutes(1) }, seed)(Effect.gen(function*() {
+    C.withServiceOn(variant, { expiryCheckInterval: Duration.minutes(1) }, seed)(Effect.gen(function*() {
       const held = yield* holdMany(4, "sk_new_org")
       yield* TestClock.adjust("599 seconds")
       expectRateLimited(yield* C.get("/v1/secrets/NEW_SECRET", "sk_new_org"))
@@ -74,7 +75,7 @@ describe("new-organization in-flight cap", () => {
     })))
 
   it.effect("an organization older than ten minutes is not capped, and other organizations do not count", () =>
-    C.withService({}, seed)(Effect.gen(function*() {
+    C.withServiceOn(variant, {}, seed)(Effect.gen(function*() {
       const held = yield* holdMany(6, "sk_acme_org", "demo")
       expect((yield* C.get("/v1/secrets/GITHUB_TOKEN", "sk_acme_org")).status).toBe(200)
       // Six requests of org_acme in flight do not touch org_new's cap.

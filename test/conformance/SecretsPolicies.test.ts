@@ -5,6 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, HashMap, List, Logger, LogLevel, TestClock } from "effect"
 import * as C from "./support/Conformance.js"
+import * as Harness from "../support/Harness.js"
 
 /** A logger that keeps every line (message, annotations, spans and cause) as text. */
 const collecting = () => {
@@ -21,11 +22,11 @@ const collecting = () => {
   return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
 }
 
-describe("secrets", () => {
+describe.each(Harness.variants({ sqlite: true }))("secrets ($name)", (variant) => {
   it.effect("a secret value never appears in any response, log line or error", () => {
     const value = `sv-${crypto.randomUUID()}`
     const log = collecting()
-    return C.withService()(Effect.gen(function*() {
+    return C.withServiceOn(variant)(Effect.gen(function*() {
       const answers: Array<C.RawResponse> = []
       const created = yield* C.post("/v1/secrets", { name: "API_TOKEN", value })
       expect(created.status).toBe(201)
@@ -76,7 +77,7 @@ describe("secrets", () => {
   })
 
   it.effect("replacing a value keeps created_at and moves updated_at (a read before the change is not answered again)", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const first = (yield* C.post("/v1/secrets", { name: "ROTATED", value: "one" })).json
       expect((yield* C.get("/v1/secrets/ROTATED")).json).toEqual(first)
       expect((yield* C.get("/v1/secrets/ROTATED")).json).toEqual(first)
@@ -88,9 +89,9 @@ describe("secrets", () => {
     })))
 })
 
-describe("egress policies", () => {
+describe.each(Harness.variants({ sqlite: true }))("egress policies ($name)", (variant) => {
   it.effect("a read policy may come back normalized: same behaviour, another shape", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const created = yield* C.post("/v1/egress-policies", {
         name: "normalized",
         document: { allowlist: [" Example.COM ", "example.com", "API.example.com"], blocked: ["BAD.example"] }
@@ -105,7 +106,7 @@ describe("egress policies", () => {
     })))
 
   it.effect("rename changes the name and updated_at, and nothing in the document", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const document = { allowlist: ["example.com"], rules: { "api.example.com": { headers: { "x-team": "boxkit" } } } }
       const created = (yield* C.post("/v1/egress-policies", { name: "before", document })).json
       yield* TestClock.adjust("3 seconds")
@@ -121,7 +122,7 @@ describe("egress policies", () => {
     })))
 
   it.effect("policies of another organization are not found", () =>
-    C.withService({}, C.seedWith({
+    C.withServiceOn(variant, {}, C.seedWith({
       organizations: [{ id: "org_other", created_at: "2026-01-01T00:00:00Z" }],
       api_keys: [{ key: "sk_other_org", org_id: "org_other" }]
     }))(Effect.gen(function*() {

@@ -43,14 +43,14 @@ const waitFor = async (condition: () => Promise<boolean>, what: string) => {
   }
 }
 
-const start = () =>
-  ServeProcess.start(["node_modules/tsx/dist/cli.mjs", "src/bin.ts", "serve", "--port", "0", "--server", Harness.server])
+const start = (server: Harness.Variant["server"]) =>
+  ServeProcess.start(["node_modules/tsx/dist/cli.mjs", "src/bin.ts", "serve", "--port", "0", "--server", server])
     .then((started) => ({ ...started, url: new URL(started.origin) }))
 
-describe("boxkit serve", () => {
-  it.live(`prints the real port for --port 0 and drains on SIGTERM (--server ${Harness.server})`, () =>
+describe.each(Harness.variants())("boxkit serve ($name)", (variant) => {
+  it.live(`prints the real port for --port 0 and drains on SIGTERM (--server ${variant.server})`, () =>
     Effect.promise(async () => {
-      const { child, stderr, url } = await start()
+      const { child, stderr, url } = await start(variant.server)
       try {
         expect(Number(url.port)).toBeGreaterThan(0)
         const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))

@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as C from "./support/Conformance.js"
 import * as Routes from "../../src/Server/http/Routes.js"
+import * as Harness from "../support/Harness.js"
 
 const noNetworkPolicy = "ep_00000000-0000-4000-8000-0000000000cc"
 const seed = C.seedWith({
@@ -54,9 +55,9 @@ const expectRejections = (send: (body: unknown) => C.Send, cases: ReadonlyArray<
 
 const createBox = (body: unknown) => C.post("/v1/boxes", body)
 
-describe("create box field rules", () => {
+describe.each(Harness.variants())("create box field rules ($name)", (variant) => {
   it.effect("name: 1 to 128 characters, with non-whitespace, no control characters; stored exactly as sent", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const { name: _, ...withoutName } = C.boxBody()
       yield* expectRejections(createBox, [
         { label: "missing", body: withoutName, param: "name" },
@@ -78,7 +79,7 @@ describe("create box field rules", () => {
     })))
 
   it.effect("app_id: at least 1 non-whitespace character, an app of the organization", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const { app_id: _, ...withoutApp } = C.boxBody()
       yield* expectRejections(createBox, [
         { label: "missing", body: withoutApp, param: "app_id" },
@@ -96,7 +97,7 @@ describe("create box field rules", () => {
     })))
 
   it.effect("image: exactly one of base, oci, dockerfile; what needs an image build is refused saying so", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const { image: _, ...withoutImage } = C.boxBody()
       yield* expectRejections(createBox, [
         { label: "missing", body: withoutImage, param: "image" },
@@ -128,7 +129,7 @@ describe("create box field rules", () => {
     })))
 
   it.effect("max_lifetime_seconds: an integer 1 to 4294967295, or null", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       yield* expectRejections(createBox, [0, -1, 1.5, 4294967296, "60", true].map((value) => ({
         label: JSON.stringify(value),
         body: C.boxBody({ max_lifetime_seconds: value }),
@@ -142,7 +143,7 @@ describe("create box field rules", () => {
     })))
 
   it.effect("size and the size-dependent memory and state-disk ranges, with their defaults", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const ranges = {
         s: { memory: [2, 64, 16], disk: [8, 128, 32], vcpus: 1 },
         m: { memory: [8, 128, 32], disk: [32, 512, 128], vcpus: 4 },
@@ -182,7 +183,7 @@ describe("create box field rules", () => {
     })))
 
   it.effect("visibility: org (default) or private", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       yield* expectRejections(createBox, [
         { label: "public", body: C.boxBody({ visibility: "public" }), param: "visibility" },
         { label: "null", body: C.boxBody({ visibility: null }), param: "visibility" }
@@ -192,7 +193,7 @@ describe("create box field rules", () => {
     })))
 
   it.effect("egress_policy: a saved policy id or an inline document (at most 64 KiB, no secrets); no_network excludes ingress_ports", () =>
-    C.withService({}, seed)(Effect.gen(function*() {
+    C.withServiceOn(variant, {}, seed)(Effect.gen(function*() {
       expect(Buffer.byteLength(JSON.stringify({ extra: "a".repeat(65537 - 12) }))).toBe(65537)
       yield* expectRejections(createBox, [
         { label: "malformed id", body: C.boxBody({ egress_policy: "ep_123" }), param: "egress_policy" },
@@ -236,7 +237,7 @@ describe("create box field rules", () => {
     })))
 
   it.effect("ingress_ports: guest_port 1 to 65535, protocol http or tcp, no port twice", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       yield* expectRejections(createBox, [
         ...[0, 65536, -80, 80.5, "80", null].map((port) => ({
           label: `port ${JSON.stringify(port)}`,
@@ -256,7 +257,7 @@ describe("create box field rules", () => {
     })))
 
   it.effect("a body that is not a JSON object is a 400 (param null)", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const before = yield* C.state
       for (const body of ["", "[]", "null", "42", "\"box\"", "{", "{\"name\": }", "\u0000"]) {
         const response = yield* C.request("/v1/boxes", { method: "POST", headers: C.auth(), body })
@@ -266,9 +267,9 @@ describe("create box field rules", () => {
     })))
 })
 
-describe("other field rules", () => {
+describe.each(Harness.variants())("other field rules ($name)", (variant) => {
   it.effect("box ids in paths match sb_ + UUID: anything else is a 400 naming box_id, with param null", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       for (const boxId of ["sb_123", "sb_" + "0".repeat(36), "xb_00000000-0000-4000-8000-000000000001", "sb_00000000-0000-4000-8000-00000000000g"]) {
         C.expectError(yield* C.get(`/v1/boxes/${boxId}`), 400, "invalid_request_error", { param: null, message: /box_id/ })
         C.expectError(yield* C.post(`/v1/boxes/${boxId}/pause`, undefined), 400, "invalid_request_error", { param: null })
@@ -278,7 +279,7 @@ describe("other field rules", () => {
 
 
   it.effect("secret name path rule: surrounding whitespace ignored; a violation is 400 with param and code null", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       for (const path of ["GITHUB_TOKEN", "%20GITHUB_TOKEN%20", "%09GITHUB_TOKEN", "GITHUB_TOKEN%20%20"]) {
         expect((yield* C.get(`/v1/secrets/${path}`)).json.name, path).toBe("GITHUB_TOKEN")
       }
@@ -293,7 +294,7 @@ describe("other field rules", () => {
     })))
 
   it.effect("secret create: name rule and a string value", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       yield* expectRejections((body) => C.post("/v1/secrets", body), [
         { label: "bad name", body: { name: "_x", value: "v" }, param: "name" },
         { label: "long name", body: { name: repeat("x", 129), value: "v" }, param: "name" },
@@ -303,7 +304,7 @@ describe("other field rules", () => {
     })))
 
   it.effect("guest_port path parameter: an integer 1 to 65535, else 400 with param null", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       for (const port of ["0", "65536", "-1", "1.5", "abc", "1e3", "0x50"]) {
         const response = yield* C.request(`/v1/boxes/${boxId}/listeners/${port}`, { method: "DELETE", headers: C.auth() })
@@ -328,7 +329,7 @@ describe("other field rules", () => {
     })))
 
   it.effect("policy names: 1 to 128 characters after trimming, visible text, no control characters", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const rename = (body: unknown) =>
         C.request(`/v1/egress-policies/${C.policyId}`, { method: "PATCH", headers: C.auth(), body: JSON.stringify(body) })
       yield* expectRejections(rename, [
@@ -356,7 +357,7 @@ describe("other field rules", () => {
     })))
 
   it.effect("policy documents: at most 64 KiB encoded", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const create = (body: unknown) => C.post("/v1/egress-policies", body)
       yield* expectRejections(create, [
         { label: "65537 bytes", body: { name: "big", document: documentOfBytes(65537) }, param: "document" },
@@ -367,7 +368,7 @@ describe("other field rules", () => {
     })))
 
   it.effect("exec resize: the - form needs exec_request_id; cols and rows are integers 1 to 65535", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       yield* expectRejections((body) => C.post(`/v1/boxes/${boxId}/exec/-/resize`, body), [
         { label: "no exec_request_id", body: { cols: 80, rows: 24 }, param: "exec_request_id" }
@@ -383,7 +384,7 @@ describe("other field rules", () => {
     })))
 
   it.effect("apps/find: name 1 to 128 characters", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       yield* expectRejections((body) => C.post("/v1/apps/find", body), [
         { label: "missing", body: {}, param: "name" },
         { label: "empty", body: { name: "", mint_if_missing: true }, param: "name" },
@@ -393,9 +394,9 @@ describe("other field rules", () => {
     })))
 })
 
-describe("body size", () => {
+describe.each(Harness.variants())("body size ($name)", (variant) => {
   it.effect("a body over the configured maximum gets a 400 envelope, not a dropped connection (with or without Content-Length)", () =>
-    C.withService({ maxBodyBytes: 1024 })(Effect.gen(function*() {
+    C.withServiceOn(variant, { maxBodyBytes: 1024 })(Effect.gen(function*() {
       const before = yield* C.state
       const oversized = JSON.stringify(C.boxBody({ name: "n", padding: "x".repeat(2048) }))
       for (const chunked of [false, true]) {
@@ -413,7 +414,7 @@ describe("body size", () => {
     })))
 
   it.effect("each operation has its own body limit (docs/ASSUMPTIONS.md): a policy rename takes 16 KiB, not 2 MiB", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const policy = yield* C.request("/v1/egress-policies", {
         method: "POST",
         headers: C.auth(),

@@ -12,6 +12,7 @@ import * as Secret from "../../src/Domain/Secret.js"
 import { clipboardMediaType } from "../../src/Server/handlers/Clipboard.js"
 import * as IdempotencyKey from "../../src/Contract/IdempotencyKey.js"
 import * as C from "./support/Conformance.js"
+import * as Harness from "../support/Harness.js"
 
 const settings = { seed: 20261004, numRuns: 400 }
 
@@ -226,9 +227,9 @@ describe("validators at their boundaries", () => {
   })
 })
 
-describe("the same boundaries over HTTP", () => {
+describe.each(Harness.variants())("the same boundaries over HTTP ($name)", (variant) => {
   it.effect("create box: the service accepts exactly what the oracle accepts (memory, disk, lifetime, name, port)", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const cases = fc.sample(
         fc.oneof(
           fc.tuple(fc.constantFrom("s", "m", "l"), near(2, 8, 16, 64, 128, 256)).map(([size, memory]) => ({ size, memory_limit_gib: memory })),
@@ -256,7 +257,7 @@ describe("the same boundaries over HTTP", () => {
     })))
 
   it.effect("Idempotency-Key: 255 bytes accepted, 256 refused, counted in bytes", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const keys = fc.sample(
         fc.tuple(near(127, 255), fc.constantFrom("k", "é")).map(([count, unit]) => unit.repeat(unit === "é" ? Math.ceil(count / 2) : count)),
         { seed: settings.seed, numRuns: 40 }

@@ -43,6 +43,21 @@ export const withService = (settings: Partial<LocalServiceSettings> = {}, seed: 
     Effect.provide(Effect.ensuring(program, abortHeld), Harness.service(settings, seed))
   )
 
+/**
+ * {@link withService} on the serving path and store of `on`: runs `program` against a fresh local service built
+ * inside the current test (sharing its Clock), the TestClock first set to the wall-clock time.
+ */
+export const withServiceOn = (
+  on: Harness.Variant,
+  settings: Partial<LocalServiceSettings> = {},
+  seed: Seed.Seed = Harness.seed
+) =>
+<A, E, R>(program: Effect.Effect<A, E, R>) =>
+  Effect.zipRight(
+    TestClock.setTime(Date.now()),
+    Effect.provide(Effect.ensuring(program, abortHeld), Harness.serviceOn(on, settings, seed))
+  )
+
 /** Requests opened by {@link hold} and not answered yet: aborted when a test ends, so the server can close. */
 const openHeld = new Set<http.ClientRequest>()
 
