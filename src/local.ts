@@ -32,6 +32,16 @@ export * as Seed from "./Server/state/Seed.js"
 /** The example seed (`org_acme`, keys `sk_acme_org`, `sk_acme_ada`, ...). @since 0.1.0 @category Seeds */
 export * as DemoSeed from "./Server/state/DemoSeed.js"
 /**
+ * The snapshot of the local service's whole state (`"version": 1`): its schema, and reading a `--seed` file that is
+ * a seed or a snapshot. @since 0.1.0 @category Seeds
+ */
+export * as Snapshot from "./Server/state/Snapshot.js"
+/**
+ * Taking a snapshot of the state in context and restoring one (`take`, `restore`), on every store. @since 0.1.0
+ * @category Seeds
+ */
+export * as StateSnapshots from "./Server/state/StateSnapshots.js"
+/**
  * The model behind the local service's Responses area (the deterministic local model).
  *
  * @since 0.1.0
