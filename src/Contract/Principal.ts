@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Context, FiberRef } from "effect"
+import { Context } from "effect"
 
 /**
  * The caller of one request. `keyId` identifies the API key without revealing it (a SHA-256 prefix);
@@ -26,20 +26,10 @@ export interface PrincipalShape {
 }
 
 /**
- * The caller of the current request, provided by the `Authorization` middleware of the contract.
+ * The caller of the current request, in the request's context (the local service's request pipeline puts it
+ * there; the `Authorization` middleware of the contract hands it to handlers).
  *
  * @since 0.1.0
  * @category Services
  */
 export class Principal extends Context.Tag("boxkit/Principal")<Principal, PrincipalShape>() {}
-
-/**
- * The caller resolved by the local service's request pipeline before routing; the `Authorization` middleware hands
- * it to handlers as {@link Principal}. None outside a request.
- *
- * @since 0.1.0
- * @category Fiber refs
- */
-export const currentPrincipal: FiberRef.FiberRef<PrincipalShape | undefined> = FiberRef.unsafeMake<
-  PrincipalShape | undefined
->(undefined)

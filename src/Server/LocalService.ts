@@ -16,11 +16,11 @@
  */
 import { HttpApiBuilder, type HttpClient, HttpServer, type HttpServerError, type HttpServerResponse } from "@effect/platform"
 import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
-import { Clock, Context, Duration, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { createServer, type Server } from "node:http"
 import * as ApiError from "../ApiError.js"
 import { Authorization, BoxServiceApi, openApiDocument } from "../Contract/Api.js"
-import { currentPrincipal, Principal } from "../Contract/Principal.js"
+import { Principal } from "../Contract/Principal.js"
 import { normalize, PolicyDocument } from "../Domain/EgressPolicy.js"
 import * as BoxRuntime from "./boxes/BoxRuntime.js"
 import * as ServiceClock from "./clock/ServiceClock.js"
@@ -53,9 +53,10 @@ import * as StateStore from "./state/StateStore.js"
 import * as WebhookDelivery from "./responses/WebhookDelivery.js"
 
 /**
- * The contract's bearer middleware: hands the caller resolved by the request pipeline to the handlers of routes that
- * `HttpApiBuilder` runs: from the request's context, where a serving path that resolves the caller before routing
- * put it (the fast path's NodeHandler.ts), else from `currentPrincipal`, where `RequestPipeline.middleware` put it.
+ * The contract's bearer middleware: hands the caller to the handlers of the routes `HttpApiBuilder` runs. The caller
+ * reaches the contract one way, as `Principal` in the request's context, put there by the request pipeline
+ * (`RequestPipeline.middleware` on the stock path, the Node handler's request context on the fast path) after it
+ * authenticated the request; a route run without one fails with the 401 envelope.
  *
  * @since 0.1.0
  * @category Layers
@@ -63,10 +64,7 @@ import * as WebhookDelivery from "./responses/WebhookDelivery.js"
 export const authorizationLayer = Layer.succeed(Authorization, {
   bearer: () =>
     Effect.flatMap(Effect.serviceOption(Principal), (provided) =>
-      Option.isSome(provided)
-        ? Effect.succeed(provided.value)
-        : Effect.flatMap(FiberRef.get(currentPrincipal), (principal) =>
-          principal !== undefined ? Effect.succeed(principal) : Effect.fail(ApiError.make.authentication())))
+      Option.isSome(provided) ? Effect.succeed(provided.value) : Effect.fail(ApiError.make.authentication()))
 })
 
 /**

@@ -136,7 +136,7 @@ describe("a JSON body that is not UTF-8", () => {
     })))
   it.effect("every JSON read of a body is strict: bytes that are not UTF-8 are a malformed body, not U+FFFD", () =>
     Effect.gen(function*() {
-      const request = { headers: {} } as unknown as HttpServerRequest.HttpServerRequest
+      const request = { headers: {}, remoteAddress: Option.none() } as unknown as HttpServerRequest.HttpServerRequest
       const exit = yield* Effect.exit(withBody(request, withInvalidUtf8(`{"name":"a@@b"}`)).json)
       const defect = Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
       expect(defect).toBeInstanceOf(MalformedJsonBody)

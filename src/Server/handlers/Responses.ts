@@ -9,12 +9,13 @@
  * @since 0.1.0
  */
 import { Sse } from "@effect/experimental"
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpServerResponse } from "@effect/platform"
 import { Effect, Stream } from "effect"
 import { BoxServiceApi } from "../../Contract/Api.js"
 import { Principal } from "../../Contract/Principal.js"
 import { completionWindowHeader, toJson } from "../../Domain/ModelResponse.js"
 import { actingOrganization } from "../boxes/BoxAccess.js"
+import * as HandlerGroups from "../http/HandlerGroups.js"
 import { ResponseEngine, type StreamEvent } from "../responses/ResponseEngine.js"
 import { prepare } from "../responses/ResponseRequest.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
@@ -38,7 +39,7 @@ const jsonAnswer = (value: unknown, status: number) =>
  * The responses handlers. Keys that belong to no organization get 403; a failed state store is answered by
  * StoreOutage.ts (503 with `Retry-After`, or 500).
  */
-export const layer = HttpApiBuilder.group(BoxServiceApi, "responses", (handlers) =>
+export const layer = HandlerGroups.group(BoxServiceApi, "responses", (handlers) =>
   Effect.gen(function*() {
     const engine = yield* ResponseEngine
     const config = yield* LocalServiceConfig

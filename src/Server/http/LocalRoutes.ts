@@ -19,6 +19,7 @@ import * as Admission from "../pipeline/Admission.js"
 import * as Quotas from "../Quotas.js"
 import * as FaultInjection from "../pipeline/FaultInjection.js"
 import * as Idempotency from "../pipeline/Idempotency.js"
+import * as RequestBody from "../pipeline/RequestBody.js"
 import * as ResponseEngine from "../responses/ResponseEngine.js"
 import * as Repositories from "../state/Repositories.js"
 import * as StoreOutage from "../state/StoreOutage.js"
@@ -139,9 +140,12 @@ export interface AppOptions {
   readonly exposeLocalRoutes?: boolean | undefined
 }
 
+/** The most bytes of a `/_local/*` request body. */
+const localBodyMaxBytes = 1024 * 1024
+
 /**
- * The `/_local/*` routes (loopback only unless `exposeLocalRoutes`), as a function of a request whose body `json`
- * can read and its path without the query. Shared by both serving paths.
+ * The `/_local/*` routes (loopback only unless `exposeLocalRoutes`), as a function of a request and its path
+ * without the query; a body is read with RequestBody.ts (at most 1 MiB). Shared by both serving paths.
  *
  * @since 0.1.0
  * @category Constructors
@@ -186,7 +190,9 @@ export const localRoutes = (options: AppOptions = {}) =>
           return HttpServerResponse.unsafeJson(yield* Effect.provide(localState, context))
         }
         if (path === "/_local/runtime" && request.method === "POST") {
-          const body = yield* Effect.either(Effect.flatMap(request.json, Schema.decodeUnknown(RuntimeVersionBody)))
+          const body = yield* Effect.either(
+            Effect.flatMap(RequestBody.readJson(request, localBodyMaxBytes), Schema.decodeUnknown(RuntimeVersionBody))
+          )
           if (body._tag === "Left") {
             return ErrorResponse.fromApiError(ApiError.make.invalidRequest(
               "Body must be {\"guest_schema_version\": N} with N a positive integer.",

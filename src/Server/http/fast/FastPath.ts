@@ -1,8 +1,7 @@
 /**
  * The fast serving path as a `ServingPath` (src/Server/http/ServingPath.ts): NodeListen.ts listens, NodeHandler.ts
  * answers every request (the contract's routes compiled by ContractRoutes.ts from the groups `HandlerGroups.group`
- * records, behind the request pipeline), with `/openapi.json` written from bytes encoded once and `/_local/*` given
- * its body (at most 1 MiB) before its app runs.
+ * records, behind the request pipeline), with `/openapi.json` written from bytes encoded once.
  *
  * The only module outside this folder that imports it is src/Server/ServingPaths.ts: deleting the folder and
  * that module's `fast` entry (src/Server/ServingPathsStock.ts is that variant) leaves the stock path working
@@ -15,20 +14,13 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import type { Server } from "node:http"
-import * as ApiError from "../../../ApiError.js"
-import * as NodeBody from "../../pipeline/NodeBody.js"
-import * as ErrorResponse from "../ErrorResponse.js"
 import * as HandlerGroups from "../HandlerGroups.js"
 import type * as ServingPath from "../ServingPath.js"
 import * as NodeHandler from "./NodeHandler.js"
 import * as NodeListen from "./NodeListen.js"
 
-/** The most bytes of a `/_local/*` request body. */
-const localBodyMaxBytes = 1024 * 1024
-
 /**
- * The routes beside `/v1` for NodeHandler.ts: `/openapi.json` (fixed bytes), the pages, and `/_local/*` (its body
- * read here first: a body that cannot be read, or over 1 MiB, is a 400 envelope).
+ * The routes beside `/v1` for NodeHandler.ts: `/openapi.json` (fixed bytes), the pages, and `/_local/*`.
  *
  * @since 0.1.0
  * @category Constructors
@@ -38,16 +30,7 @@ export const extraRoutes = <R>(routes: ServingPath.Routes<R>): Effect.Effect<Nod
     fixed: new Map([["/openapi.json", { body: routes.openApi, contentType: "application/json" }]]),
     pages: routes.pages,
     prefix: "/_local/",
-    app: (request, path) => {
-      if (!NodeBody.takesBodyInPlace(request)) return local(request, path)
-      return Effect.flatMap(NodeBody.readNodeBody(request.source, localBodyMaxBytes), (read) => {
-        if (read._tag !== "Read") {
-          return Effect.succeed(ErrorResponse.fromApiError(ApiError.make.invalidRequest("Request body could not be read.")))
-        }
-        request.setBody(read.bytes)
-        return local(request, path)
-      })
-    }
+    app: local
   }))
 
 /**

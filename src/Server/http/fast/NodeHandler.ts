@@ -40,14 +40,16 @@ import { pipeline as pipeStreams } from "node:stream/promises"
 import * as ApiError from "../../../ApiError.js"
 import { Authorization } from "../../../Contract/Api.js"
 import { Principal } from "../../../Contract/Principal.js"
-import * as ContractRoutes from "./ContractRoutes.js"
+import { LocalServiceConfig } from "../../LocalServiceConfig.js"
+import { FaultInjection } from "../../pipeline/FaultInjection.js"
+import { BufferedRequest, hasBody, readBodyThen } from "../../pipeline/RequestBody.js"
+import * as RequestPipeline from "../../pipeline/RequestPipeline.js"
 import * as ErrorResponse from "../ErrorResponse.js"
 import * as SelfDelivery from "../SelfDelivery.js"
-import { FaultInjection } from "../../pipeline/FaultInjection.js"
-import { LocalServiceConfig } from "../../LocalServiceConfig.js"
-import { hasBody, readNodeBodyThen } from "../../pipeline/NodeBody.js"
-import { LocalRequest } from "./NodeRequest.js"
-import * as RequestPipeline from "../../pipeline/RequestPipeline.js"
+import * as ContractRoutes from "./ContractRoutes.js"
+
+/** A request of this handler: the request object of the pipeline, with Node's response it writes. */
+type LocalRequest = BufferedRequest & { readonly response: ServerResponse }
 
 /** A Node `request` listener. */
 export type NodeListener = (request: IncomingMessage, response: ServerResponse) => void
@@ -204,7 +206,7 @@ const endAfterFailure = (nodeResponse: ServerResponse) =>
 
 /**
  * A server span around a request's answer (`LocalServiceConfig.requestTracing`), with the attributes of
- * `@effect/platform`'s `HttpMiddleware.tracer`: method, URL, user agent, the request headers (redacted by
+ * `@effect/platform`'s `HttpMiddleware.tracer` (which its 0.97 release does not export): method, URL, user agent, the request headers (redacted by
  * `Headers.currentRedactedNames`: `authorization` among them), client address, status and response headers; the
  * parent from the request's trace headers.
  */
@@ -382,7 +384,7 @@ const serveWithBody = (
 const serveAdmitted = (serving: NodeServing, request: LocalRequest, admitted: RequestPipeline.Admit) => {
   if (admitted._tag === "Refused") return refuse(serving, request, admitted.response)
   if (!hasBody(request.headers)) return serveWithBody(serving, request, admitted, undefined)
-  readNodeBodyThen(request.source, admitted.maxBodyBytes, (read) => {
+  readBodyThen(request.source, admitted.maxBodyBytes, (read) => {
     const refusal = serving.pipeline.refuseBody(read, admitted.maxBodyBytes)
     if (refusal === undefined && read._tag === "Read") return serveWithBody(serving, request, admitted, read.bytes)
     admitted.release()
@@ -407,7 +409,7 @@ const admitThenServe = (serving: NodeServing, request: LocalRequest) => {
 /** Routes one Node request: a self-delivery refusal, a fixed answer, a page, the extra app, or `/v1`. */
 const receive = (serving: NodeServing, source: IncomingMessage, nodeResponse: ServerResponse) => {
   if (source.headers[SelfDelivery.deliveryHeader] !== undefined) {
-    writeSafely(LocalRequest.fromNode(source, nodeResponse), SelfDelivery.refusal())
+    writeSafely(BufferedRequest.fromNode(source, nodeResponse), SelfDelivery.refusal())
     return
   }
   const { extra, faults } = serving
@@ -420,7 +422,7 @@ const receive = (serving: NodeServing, source: IncomingMessage, nodeResponse: Se
     nodeResponse.end(fixed.body)
     return
   }
-  const request = LocalRequest.fromNode(source, nodeResponse)
+  const request = BufferedRequest.fromNode(source, nodeResponse)
   const page = extra.pages.get(path)
   if (page !== undefined) return serveInFiber(serving, request, page, countNoAbort)
   if (path.startsWith(extra.prefix)) return serveInFiber(serving, request, extra.app(request, path), countNoAbort)
@@ -433,13 +435,16 @@ const receive = (serving: NodeServing, source: IncomingMessage, nodeResponse: Se
   admitThenServe(serving, request)
 }
 
+/** The keys of the contract middleware the request pipeline satisfies: `Authorization` (it provides `Principal`). */
+const satisfiedMiddleware: ReadonlySet<string> = new Set([Authorization.key])
+
 /**
  * Builds the Node `request` listener of the local service: `/v1` through the fault injector (only when a fault is
  * configured) and the request pipeline into the contract's routes; the paths of `extra` beside it.
  *
- * The contract's `Authorization` middleware (declared on every group; any other contract or group middleware is
- * refused when building) is satisfied by the pipeline, which resolves the caller before routing and provides it as `Principal`
- * to the handlers: no FiberRef hand-off, no second look at the `Authorization` header.
+ * The contract's `Authorization` middleware (declared on every group) is satisfied by the pipeline, which resolves
+ * the caller before routing and puts it in the request's context as `Principal`, where the handlers read it. Any
+ * other contract or group middleware (by its tag's key) makes the build fail: this path would not run it.
  */
 export const make = (extra: ExtraRoutes) =>
   Effect.gen(function*() {
@@ -447,7 +452,7 @@ export const make = (extra: ExtraRoutes) =>
     const { api } = yield* HttpApi.Api
     const middlewares = [...api.middlewares, ...Object.values(api.groups).flatMap((group) => [...group.middlewares])]
     for (const middleware of middlewares) {
-      if ((middleware as unknown) !== Authorization) {
+      if (!satisfiedMiddleware.has(middleware.key)) {
         return yield* Effect.dieMessage(`NodeHandler: unsupported contract or group middleware ${middleware.key}`)
       }
     }
@@ -461,8 +466,9 @@ export const make = (extra: ExtraRoutes) =>
     // `HttpServer.serve` runs requests.
     const fiberRefs = runtime.fiberRefs
     const runtimeFlags = RuntimeFlags.disable(runtime.runtimeFlags, RuntimeFlags.Interruption)
+    // The pipeline hands on the request it was given, its body in place (RequestBody.withBody).
     const route = (_: Principal["Type"], request: HttpServerRequest.HttpServerRequest) =>
-      Effect.catchAllCause(dispatch(request), (cause) => envelope(cause, request))
+      Effect.catchAllCause(dispatch(request as BufferedRequest), (cause) => envelope(cause, request))
     const serving: NodeServing = {
       extra,
       requestTracing: config.requestTracing,
@@ -483,7 +489,7 @@ export const make = (extra: ExtraRoutes) =>
         // Never expected: the steps before a fiber are plain code.
         serving.runInterruptible(Effect.logError("the local service could not take a request", error))
         writeSafely(
-          LocalRequest.fromNode(source, nodeResponse),
+          BufferedRequest.fromNode(source, nodeResponse),
           ErrorResponse.fromApiError(ApiError.make.server())
         )
       }
