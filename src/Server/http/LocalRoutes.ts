@@ -2,7 +2,8 @@
  * The `/_local/*` routes of the local service, shared by both serving paths: `GET /_local/` (the inspection page,
  * InspectionPage.ts), `GET /_local/state` (the whole state as JSON, without secret values, API keys or webhook
  * tokens; `faults` counts injected faults and client aborts; `recent_requests` the last `/v1` requests,
- * RecentRequests.ts) and `POST /_local/runtime` (`{"guest_schema_version": N}` raises the current runtime version).
+ * RecentRequests.ts), `POST /_local/runtime` (`{"guest_schema_version": N}` raises the current runtime version) and
+ * `GET`/`POST /_local/snapshot` (the whole state as a snapshot, and restoring one: SnapshotRoutes.ts).
  * They answer only on the loopback interface unless `exposeLocalRoutes` is set, and never to another site's page
  * (LocalRouteGuard.ts).
  *
@@ -27,6 +28,7 @@ import * as ErrorResponse from "./ErrorResponse.js"
 import * as InspectionPage from "./InspectionPage.js"
 import * as LocalRouteGuard from "./LocalRouteGuard.js"
 import * as RecentRequests from "./RecentRequests.js"
+import * as SnapshotRoutes from "./SnapshotRoutes.js"
 
 /**
  * The state as `GET /_local/state` shows it: no secret values, no API keys, no webhook tokens.
@@ -167,6 +169,7 @@ export const localRoutes = (options: AppOptions = {}) =>
       | ResponseEngine.ResponseEngine
       | LocalServiceConfig
       | RecentRequests.RecentRequests
+      | Effect.Effect.Context<ReturnType<typeof SnapshotRoutes.answer>>
     >()
     const runtime = yield* BoxRuntime.BoxRuntime
     return (request: HttpServerRequest.HttpServerRequest, path: string) =>
@@ -189,6 +192,7 @@ export const localRoutes = (options: AppOptions = {}) =>
         if (path === "/_local/state" && request.method === "GET") {
           return HttpServerResponse.unsafeJson(yield* Effect.provide(localState, context))
         }
+        if (path === SnapshotRoutes.path) return yield* Effect.provide(SnapshotRoutes.answer(request), context)
         if (path === "/_local/runtime" && request.method === "POST") {
           const body = yield* Effect.either(
             Effect.flatMap(RequestBody.readJson(request, localBodyMaxBytes), Schema.decodeUnknown(RuntimeVersionBody))
