@@ -378,9 +378,10 @@ const makeResponses = (shared: StoredUsage): Responses["Type"] => {
   const store = mapStore<ResponseRecord>()
   const sizes = new Map<string, number>()
   const bytesByOrg = shared.responseBytes
-  const account = (record: ResponseRecord | undefined, sign: 1 | -1) => {
+  /** Counts `record` in (`sign` 1; its size measured unless `measured` is given) or out (-1) of its organization's bytes. */
+  const account = (record: ResponseRecord | undefined, sign: 1 | -1, measured?: number) => {
     if (record === undefined) return
-    const size = sign === 1 ? responseBytes(record) : (sizes.get(record.id) ?? 0)
+    const size = sign === 1 ? (measured ?? responseBytes(record)) : (sizes.get(record.id) ?? 0)
     if (sign === 1) sizes.set(record.id, size)
     else sizes.delete(record.id)
     bytesByOrg.set(record.orgId, (bytesByOrg.get(record.orgId) ?? 0) + sign * size)
@@ -401,7 +402,7 @@ const makeResponses = (shared: StoredUsage): Responses["Type"] => {
         if (others + adding > maxStoredBytes) return { _tag: "Refused", storedBytes: others, adding }
         account(replaced, -1)
         store.map.set(record.id, record)
-        account(record, 1)
+        account(record, 1, adding)
         return { _tag: "Written", record }
       }),
     update: (id, f) =>
