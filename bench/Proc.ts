@@ -25,7 +25,7 @@ export const clockTicksPerSecond: number = (() => {
 
 /**
  * The fields of `/proc/<pid>/stat` the suite uses: state (`Z` zombie, `X` dead), parent pid, process group, CPU ticks
- * in user and kernel mode.
+ * in user and kernel mode, and those of its children it has reaped (`cutime`, `cstime`: children that ended).
  */
 export interface ProcStat {
   readonly pid: number
@@ -34,6 +34,8 @@ export interface ProcStat {
   readonly pgrp: number
   readonly utime: number
   readonly stime: number
+  readonly cutime: number
+  readonly cstime: number
 }
 
 /** The text of `/proc/<pid>/<name>`; `undefined` when the process is gone. */
@@ -49,9 +51,19 @@ const readProcFile = (pid: number, name: string): string | undefined => {
 export const readStat = (pid: number): ProcStat | undefined => {
   const text = readProcFile(pid, "stat")
   if (text === undefined) return undefined
-  // Fields after the command name, which is in parentheses: state(3) ppid(4) pgrp(5) ... utime(14) stime(15).
+  // Fields after the command name, which is in parentheses: state(3) ppid(4) pgrp(5) ... utime(14) stime(15)
+  // cutime(16) cstime(17).
   const rest = text.slice(text.lastIndexOf(")") + 2).split(" ")
-  return { pid, state: rest[0], ppid: Number(rest[1]), pgrp: Number(rest[2]), utime: Number(rest[11]), stime: Number(rest[12]) }
+  return {
+    pid,
+    state: rest[0],
+    ppid: Number(rest[1]),
+    pgrp: Number(rest[2]),
+    utime: Number(rest[11]),
+    stime: Number(rest[12]),
+    cutime: Number(rest[13]),
+    cstime: Number(rest[14])
+  }
 }
 
 /** Every live process whose process group is `pgid` (zombies, which wait to be reaped, left out). */
@@ -150,4 +162,14 @@ export const treeCpuTicks = (pid: number): number => {
     pending.push(...(children.get(next.pid) ?? []))
   }
   return ticks
+}
+
+/**
+ * CPU time of a process, its live descendants and the children it has reaped so far, in clock ticks: the whole CPU of
+ * a server that starts and ends a process per connection (PostgreSQL's backends), whose ended backends
+ * {@link treeCpuTicks} no longer sees. 0 when the process is gone.
+ */
+export const treeCpuTicksWithEnded = (pid: number): number => {
+  const self = readStat(pid)
+  return self === undefined ? 0 : treeCpuTicks(pid) + self.cutime + self.cstime
 }
