@@ -3,7 +3,8 @@
  * InspectionPage.ts), `GET /_local/state` (the whole state as JSON, without secret values, API keys or webhook
  * tokens; `faults` counts injected faults and client aborts; `recent_requests` the last `/v1` requests,
  * RecentRequests.ts), `POST /_local/runtime` (`{"guest_schema_version": N}` raises the current runtime version) and
- * `GET`/`POST /_local/snapshot` (the whole state as a snapshot, and restoring one: SnapshotRoutes.ts).
+ * `GET`/`POST /_local/snapshot` (the whole state as a snapshot, and restoring one: SnapshotRoutes.ts), `GET
+ * /_local/clock` and `POST /_local/clock/advance` (the service's clock, and moving a virtual one: ClockRoutes.ts).
  * They answer only on the loopback interface unless `exposeLocalRoutes` is set, and never to another site's page
  * (LocalRouteGuard.ts).
  *
@@ -24,6 +25,7 @@ import * as RequestBody from "../pipeline/RequestBody.js"
 import * as ResponseEngine from "../responses/ResponseEngine.js"
 import * as Repositories from "../state/Repositories.js"
 import * as StoreOutage from "../state/StoreOutage.js"
+import * as ClockRoutes from "./ClockRoutes.js"
 import * as ErrorResponse from "./ErrorResponse.js"
 import * as InspectionPage from "./InspectionPage.js"
 import * as LocalRouteGuard from "./LocalRouteGuard.js"
@@ -170,6 +172,7 @@ export const localRoutes = (options: AppOptions = {}) =>
       | LocalServiceConfig
       | RecentRequests.RecentRequests
       | Effect.Effect.Context<ReturnType<typeof SnapshotRoutes.answer>>
+      | Effect.Effect.Context<ReturnType<typeof ClockRoutes.answer>>
     >()
     const runtime = yield* BoxRuntime.BoxRuntime
     return (request: HttpServerRequest.HttpServerRequest, path: string) =>
@@ -206,6 +209,7 @@ export const localRoutes = (options: AppOptions = {}) =>
           yield* runtime.setCurrentVersion(body.right.guest_schema_version)
           return HttpServerResponse.unsafeJson({ guest_schema_version: body.right.guest_schema_version })
         }
+        if (ClockRoutes.paths.has(path)) return yield* Effect.provide(ClockRoutes.answer(request, path), context)
         return ErrorResponse.fromApiError(ApiError.make.notFound(`No local route ${request.method} ${path}.`))
       }).pipe(
         // A failed state store is answered as on /v1 (StoreOutage.ts): 503 with Retry-After, or 500.
