@@ -11,15 +11,16 @@
  *
  * What it does per call, as `HttpApiClient` does:
  * - path parameters encoded with the endpoint's path schema and put into its path template as they are;
- * - the payload encoded with its schema: for methods with a body by the schema's encoding (JSON by default; text,
- *   bytes, URL params; a `FormData` payload as is); for GET, HEAD and OPTIONS as URL params;
+ * - the payload encoded with its schema, by the schema's encoding (JSON by default, text or bytes; a union's first
+ *   member that encodes it);
  * - headers and URL params encoded with their schemas;
- * - the request executed with the given `HttpClient`;
+ * - the request executed with the given `HttpClient`, marked to be read whole (`UndiciHttpClient.readWhole`);
  * - an answer of status 400 or more handed to `onErrorStatus` (the toolkit's envelope decoding, in Transport.ts);
- *   a success status the endpoint declares decoded with its schema (an empty body as `undefined`; no schema: void,
- *   the body read and dropped);
- *   any other status is an `HttpClientError.ResponseError` (reason `Decode`);
+ *   a success status the endpoint declares decoded with its schema from JSON (an empty body as `undefined`; no
+ *   schema: void, the body read and dropped); any other status is an `HttpClientError.ResponseError` (reason `Decode`);
  * - schema failures are `ParseError`s; `withResponse: true` answers `[value, response]`.
+ * What the contract does not use is refused when the client is made (it throws): answers other than JSON, payloads
+ * of URL params, a payload on GET, HEAD or OPTIONS. A `FormData` payload is not sent as form data.
  * Client-side middleware of the contract is not run (the contract's only middleware is bearer security, whose header
  * the caller adds).
  *
@@ -67,79 +68,50 @@ type Decoder = (response: HttpClientResponse.HttpClientResponse) => Effect.Effec
 const parseFailure = (ast: AST.AST, actual: unknown, message: string) =>
   new ParseResult.ParseError({ issue: new ParseResult.Type(ast, actual, message) })
 
-/** The decoder of one success schema (one member of a union when members differ in encoding). */
-const memberDecoder = (ast: AST.AST, fallback?: HttpApiSchema.Encoding): Decoder => {
-  const encoding = HttpApiSchema.getEncoding(ast, fallback)
-  const decode = Schema.decodeUnknown(Schema.make(ast))
-  switch (encoding.kind) {
-    case "Json":
-      return (response) =>
-        Effect.flatMap(response.text, (text) => {
-          if (text === "") return decode(undefined)
-          let json: unknown
-          try {
-            json = JSON.parse(text)
-          } catch {
-            return Effect.fail(parseFailure(ast, text, "Could not parse JSON"))
-          }
-          return decode(json)
-        })
-    case "Text":
-      return (response) => Effect.flatMap(response.text, decode)
-    case "Uint8Array":
-      return (response) => Effect.flatMap(response.arrayBuffer, (buffer) => decode(new Uint8Array(buffer)))
-    case "UrlParams": {
-      const decodeParams = Schema.decodeUnknown(UrlParams.schemaParse(Schema.make(ast) as Schema.Schema<any, any>))
-      return (response) => Effect.flatMap(response.urlParamsBody, decodeParams)
-    }
-  }
-}
-
-/** The encoding kinds a success schema's answers can have (one per union member). */
-const successEncodings = (ast: AST.AST): Array<HttpApiSchema.Encoding["kind"]> =>
+/** The encoding kind of `ast`, and of each member when it is a union (a member's own, else the union's). */
+const encodingKinds = (ast: AST.AST): ReadonlyArray<HttpApiSchema.Encoding["kind"]> =>
   ast._tag === "Union"
     ? ast.types.map((member) => HttpApiSchema.getEncoding(member, HttpApiSchema.getEncoding(ast)).kind)
     : [HttpApiSchema.getEncoding(ast).kind]
 
-/** The decoder of a success schema: unions whose members share an encoding are decoded as one schema. */
-const successDecoder = (ast: AST.AST): Decoder => {
-  if (ast._tag !== "Union") return memberDecoder(ast)
-  const kinds = new Set(ast.types.map((member) => HttpApiSchema.getEncoding(member, HttpApiSchema.getEncoding(ast)).kind))
-  if (kinds.size <= 1) return memberDecoder(ast)
-  const members = ast.types.map((member) => memberDecoder(member, HttpApiSchema.getEncoding(ast)))
+/** The decoder of a JSON success schema (an empty body decoded as `undefined`, as `HttpApiClient` does). */
+const jsonDecoder = (ast: AST.AST): Decoder => {
+  if (encodingKinds(ast).some((kind) => kind !== "Json")) throw new Error("ContractClient decodes JSON answers only")
+  const decode = Schema.decodeUnknown(Schema.make(ast))
   return (response) =>
-    members.slice(1).reduce<Effect.Effect<unknown, unknown>>(
-      (previous, next) => Effect.catchAll(previous, () => next(response)),
-      members[0](response)
-    )
+    Effect.flatMap(response.text, (text) => {
+      if (text === "") return decode(undefined)
+      let json: unknown
+      try {
+        json = JSON.parse(text)
+      } catch {
+        return Effect.fail(parseFailure(ast, text, "Could not parse JSON"))
+      }
+      return decode(json)
+    })
 }
 
 type BodyEncoder = (payload: unknown) => Either.Either<HttpBody.HttpBody, ParseResult.ParseError>
 
-/** The body encoder of one payload schema member, by its encoding. */
+/** The body encoder of one payload schema member: JSON, text or bytes, by its encoding. */
 const memberBodyEncoder = (ast: AST.AST): BodyEncoder => {
-  const encoding = HttpApiSchema.getEncoding(ast)
+  const { contentType, kind } = HttpApiSchema.getEncoding(ast)
+  if (kind === "UrlParams") throw new Error("ContractClient sends JSON, text or bytes only")
   const encode = Schema.encodeUnknownEither(Schema.make(ast))
   return (payload) =>
-    Either.flatMap(encode(payload), (encoded): Either.Either<HttpBody.HttpBody, ParseResult.ParseError> => {
-      switch (encoding.kind) {
-        case "Json":
-          try {
-            // Buffer.from: the same bytes as HttpBody.text's TextEncoder, about 3 times faster.
-            return Either.right(HttpBody.uint8Array(Buffer.from(JSON.stringify(encoded) ?? "", "utf8"), encoding.contentType))
-          } catch {
-            return Either.left(parseFailure(ast, encoded, "Could not encode as JSON"))
-          }
-        case "Text":
-          return typeof encoded === "string"
-            ? Either.right(HttpBody.uint8Array(Buffer.from(encoded, "utf8"), encoding.contentType))
-            : Either.left(parseFailure(ast, encoded, "Expected a string"))
-        case "UrlParams":
-          return Either.right(HttpBody.urlParams(UrlParams.fromInput(encoded as UrlParams.Input)))
-        case "Uint8Array":
-          return encoded instanceof Uint8Array
-            ? Either.right(HttpBody.uint8Array(encoded, encoding.contentType))
-            : Either.left(parseFailure(ast, encoded, "Expected a Uint8Array"))
+    Either.flatMap(encode(payload), (encoded) => {
+      if (kind === "Uint8Array") {
+        return encoded instanceof Uint8Array
+          ? Either.right(HttpBody.uint8Array(encoded, contentType))
+          : Either.left(parseFailure(ast, encoded, "Expected a Uint8Array"))
+      }
+      if (kind === "Text" && typeof encoded !== "string") return Either.left(parseFailure(ast, encoded, "Expected a string"))
+      try {
+        // Buffer.from: the same bytes as HttpBody.text's TextEncoder, about 3 times faster.
+        const text = kind === "Text" ? encoded as string : JSON.stringify(encoded) ?? ""
+        return Either.right(HttpBody.uint8Array(Buffer.from(text, "utf8"), contentType))
+      } catch {
+        return Either.left(parseFailure(ast, encoded, "Could not encode as JSON"))
       }
     })
 }
@@ -147,21 +119,17 @@ const memberBodyEncoder = (ast: AST.AST): BodyEncoder => {
 /** The body encoder of a payload schema: the first union member that encodes the payload wins. */
 const bodyEncoder = (ast: AST.AST): BodyEncoder => {
   const members = (ast._tag === "Union" ? ast.types : [ast]).map(memberBodyEncoder)
-  if (members.length === 1) return members[0]
   return (payload) => {
-    let last: Either.Either<HttpBody.HttpBody, ParseResult.ParseError> | undefined
-    for (const member of members) {
-      last = member(payload)
-      if (Either.isRight(last)) return last
-    }
-    return last!
+    let last = members[0](payload)
+    for (let index = 1; Either.isLeft(last) && index < members.length; index++) last = members[index](payload)
+    return last
   }
 }
 
 const paramsRegex = /:(\w+)\??/g
 
 /** The path template of an endpoint as a function of its (encoded) parameters, as `HttpApiClient` builds it. */
-const compilePath = (path: string): (params: Record<string, string>) => string => {
+const compilePath = (path: string): PathOf => {
   const segments = path.split(paramsRegex)
   if (segments.length === 1) return () => path
   return (params) => {
@@ -171,148 +139,138 @@ const compilePath = (path: string): (params: Record<string, string>) => string =
   }
 }
 
+type PathOf = (params: Record<string, string>) => string
+
+/** The path functions of each contract's endpoints, by `group.endpoint` (the contract reflected once). */
+const pathsOf = new WeakMap<object, ReadonlyMap<string, PathOf>>()
+
 /**
  * The path of one endpoint of `api` (`group`.`endpoint`) as a function of its path parameters, e.g.
  * `pathOf(BoxServiceApi, "clipboard", "write")({ box_id })` is `/v1/boxes/<box_id>/clipboard`: for callers that send
- * the request themselves (a raw body) but take the URL from the contract. Dies when the endpoint does not exist.
- * The contract is searched once per endpoint (reflecting the whole API costs more than a call), then the function is
- * remembered.
+ * the request themselves (a raw body) but take the URL from the contract. Throws when the endpoint does not exist.
  */
 export const pathOf = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, ApiError, ApiR>(
   api: HttpApi.HttpApi<ApiId, Groups, ApiError, ApiR>,
   group: string,
   endpoint: string
-): (params: Record<string, string>) => string => {
+): PathOf => {
   let paths = pathsOf.get(api)
   if (paths === undefined) {
-    paths = new Map()
-    pathsOf.set(api, paths)
+    const found = new Map<string, PathOf>()
+    HttpApi.reflect(api, {
+      onGroup() {},
+      onEndpoint: (reflected) =>
+        found.set(`${reflected.group.identifier}.${reflected.endpoint.name}`, compilePath(reflected.endpoint.path))
+    })
+    pathsOf.set(api, paths = found)
   }
-  let path = paths.get(`${group}.${endpoint}`)
-  if (path === undefined) {
-    path = findPath(api, group, endpoint)
-    paths.set(`${group}.${endpoint}`, path)
-  }
+  const path = paths.get(`${group}.${endpoint}`)
+  if (path === undefined) throw new Error(`ContractClient.pathOf: no endpoint ${group}.${endpoint}`)
   return path
 }
 
-/** The path functions found by {@link pathOf}, per contract and `group.endpoint`. */
-const pathsOf = new WeakMap<object, Map<string, (params: Record<string, string>) => string>>()
+type Encoder = (input: unknown) => Either.Either<unknown, ParseResult.ParseError>
 
-/** The path of `group`.`endpoint` in `api`, compiled; throws when there is none. */
-const findPath = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, ApiError, ApiR>(
-  api: HttpApi.HttpApi<ApiId, Groups, ApiError, ApiR>,
-  group: string,
-  endpoint: string
-) => {
-  let found: string | undefined
-  HttpApi.reflect(api, {
-    onGroup() {},
-    onEndpoint(reflected) {
-      if (reflected.group.identifier === group && reflected.endpoint.name === endpoint) found = reflected.endpoint.path
-    }
-  })
-  if (found === undefined) throw new Error(`ContractClient.pathOf: no endpoint ${group}.${endpoint}`)
-  return compilePath(found)
+/** The encoder of an optional schema (path, headers, URL params). */
+const encoderOf = (schema: Option.Option<{ readonly ast: AST.AST }>): Encoder | undefined =>
+  Option.isSome(schema) ? Schema.encodeUnknownEither(Schema.make(schema.value.ast)) : undefined
+
+/** What a call of an endpoint takes (`HttpApiClient`'s request shape). */
+interface EndpointInput {
+  readonly path?: unknown
+  readonly urlParams?: unknown
+  readonly payload?: unknown
+  readonly headers?: unknown
+  readonly withResponse?: boolean
 }
 
-/** One endpoint's call function. */
-const endpointFunction = <E, R, E2>(
-  endpoint: HttpApiEndpoint.HttpApiEndpoint<string, HttpMethod.HttpMethod>,
-  successes: ReadonlyMap<number, { readonly ast: Option.Option<AST.AST> }>,
-  options: ContractClientOptions<E, R, E2>
-) => {
-  const method = endpoint.method
-  const makeRequest = HttpClientRequest.make(method)
-  const makePath = compilePath(endpoint.path)
-  const encoder = (schema: unknown) => Schema.encodeUnknownEither(schema as Schema.Schema<any, any>)
-  const encodePath = Option.map(endpoint.pathSchema, encoder)
-  const encodeBody = HttpMethod.hasBody(method)
-    ? Option.map(endpoint.payloadSchema, (schema) => bodyEncoder(schema.ast))
-    : Option.none()
-  const encodeQueryPayload = HttpMethod.hasBody(method) ? Option.none() : Option.map(endpoint.payloadSchema, encoder)
-  const encodeHeaders = Option.map(endpoint.headersSchema, encoder)
-  const encodeUrlParams = Option.map(endpoint.urlParamsSchema, encoder)
-  const decoders = new Map<number, Decoder>()
-  for (const [status, { ast }] of successes) {
-    // No schema: void; the body is still read, so the connection is free for the next request.
-    decoders.set(status, Option.isNone(ast) ? (response) => Effect.ignore(response.text) : successDecoder(ast.value))
-  }
-  // Every answer of this endpoint is read whole as text (JSON, text or URL params): the toolkit's own client can then
-  // hand it over with its body already read.
-  const readsText = [...successes.values()].every(({ ast }) =>
-    Option.isNone(ast) || successEncodings(ast.value).every((kind) => kind !== "Uint8Array")
-  )
-  const fixedHeaders = options.headers ?? {}
-  const mapHeaders = options.mapHeaders
-  // An endpoint without a headers schema sends the same headers on every call: its request is built once (method and
-  // headers), and a call only sets its URL, URL params and body on it (each of `HttpClientRequest.make`'s options
-  // copies the request once more).
-  const fixedRequest = Option.isNone(encodeHeaders)
-    ? makeRequest("", { headers: mapHeaders === undefined ? fixedHeaders : mapHeaders({ ...fixedHeaders }) })
-    : undefined
+/**
+ * One endpoint, its encoders, decoders and URL template prepared once; {@link call} is one call of it. An endpoint
+ * without a headers schema sends the same headers on every call, so its request (method and headers) is built once
+ * too, and a call only sets its URL, URL params and body on it.
+ */
+class Endpoint<E, R, E2> {
+  private readonly makePath: PathOf
+  private readonly encodePath: Encoder | undefined
+  private readonly encodeBody: BodyEncoder | undefined
+  private readonly encodeHeaders: Encoder | undefined
+  private readonly encodeUrlParams: Encoder | undefined
+  private readonly decoders = new Map<number, Decoder>()
+  private readonly fixedRequest: HttpClientRequest.HttpClientRequest | undefined
 
-  return (request: {
-    readonly path?: unknown
-    readonly urlParams?: unknown
-    readonly payload?: unknown
-    readonly headers?: unknown
-    readonly withResponse?: boolean
-  } | undefined): Effect.Effect<unknown, unknown, R> => {
-      let path: string = endpoint.path
-      if (request?.path) {
-        const encoded = Option.isSome(encodePath) ? encodePath.value(request.path) : Either.right(request.path)
-        if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
-        path = makePath(encoded.right as Record<string, string>)
-      }
-      let body: HttpBody.HttpBody = HttpBody.empty
-      let urlParams: UrlParams.UrlParams = UrlParams.empty
-      if (request?.payload instanceof FormData) {
-        body = HttpBody.formData(request.payload)
-      } else if (Option.isSome(encodeBody)) {
-        const encoded = encodeBody.value(request?.payload)
-        if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
-        body = encoded.right
-      } else if (Option.isSome(encodeQueryPayload)) {
-        const encoded = encodeQueryPayload.value(request?.payload)
-        if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
-        urlParams = UrlParams.fromInput(encoded.right as UrlParams.Input)
-      }
-      let headers: Record<string, string> | undefined
-      if (Option.isSome(encodeHeaders)) {
-        const encoded = encodeHeaders.value(request?.headers)
-        if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
-        headers = { ...fixedHeaders, ...encoded.right as Record<string, string> }
-        if (mapHeaders !== undefined) headers = mapHeaders(headers)
-      }
-      if (Option.isSome(encodeUrlParams)) {
-        const encoded = encodeUrlParams.value(request?.urlParams)
-        if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
-        urlParams = UrlParams.appendAll(urlParams, UrlParams.fromInput(encoded.right as UrlParams.Input))
-      }
-      let httpRequest: HttpClientRequest.HttpClientRequest
-      if (fixedRequest !== undefined) {
-        httpRequest = HttpClientRequest.setUrl(fixedRequest, options.baseUrl + path)
-        if (urlParams.length > 0) httpRequest = HttpClientRequest.setUrlParams(httpRequest, urlParams)
-      } else {
-        httpRequest = makeRequest(options.baseUrl + path, { headers, urlParams } as HttpClientRequest.Options.NoUrl)
-      }
-      httpRequest = HttpClientRequest.setBody(httpRequest, body)
-      if (readsText) httpRequest = UndiciHttpClient.readWhole(httpRequest)
-      return Effect.flatMap(
-        options.httpClient.execute(httpRequest),
-        (response): Effect.Effect<unknown, unknown> => {
-          if (response.status >= 400) return options.onErrorStatus(response)
-          const decode = decoders.get(response.status)
-          if (decode === undefined) {
-            return Effect.fail(new HttpClientError.ResponseError({ reason: "Decode", request: httpRequest, response }))
-          }
-          return request?.withResponse === true
-            ? Effect.map(decode(response), (value) => [value, response])
-            : decode(response)
-        }
-      )
+  constructor(
+    private readonly endpoint: HttpApiEndpoint.HttpApiEndpoint<string, HttpMethod.HttpMethod>,
+    successes: ReadonlyMap<number, { readonly ast: Option.Option<AST.AST> }>,
+    private readonly options: ContractClientOptions<E, R, E2>
+  ) {
+    if (!HttpMethod.hasBody(endpoint.method) && Option.isSome(endpoint.payloadSchema)) {
+      throw new Error(`ContractClient: ${endpoint.name} has a payload on ${endpoint.method}`)
     }
+    this.makePath = compilePath(endpoint.path)
+    this.encodePath = encoderOf(endpoint.pathSchema)
+    this.encodeBody = Option.isSome(endpoint.payloadSchema) ? bodyEncoder(endpoint.payloadSchema.value.ast) : undefined
+    this.encodeHeaders = encoderOf(endpoint.headersSchema)
+    this.encodeUrlParams = encoderOf(endpoint.urlParamsSchema)
+    for (const [status, { ast }] of successes) {
+      // No schema: void; the body is still read, so the connection is free for the next request.
+      this.decoders.set(status, Option.isNone(ast) ? (response) => Effect.ignore(response.text) : jsonDecoder(ast.value))
+    }
+    const headers = options.headers ?? {}
+    this.fixedRequest = this.encodeHeaders === undefined
+      ? HttpClientRequest.make(endpoint.method)("", { headers: options.mapHeaders?.({ ...headers }) ?? headers })
+      : undefined
+  }
+
+  /** The request of `input` (its answer marked to be read whole: every answer is JSON), or why it does not encode. */
+  request(input: EndpointInput | undefined): Either.Either<HttpClientRequest.HttpClientRequest, ParseResult.ParseError> {
+    let path: string = this.endpoint.path
+    if (input?.path) {
+      const encoded = this.encodePath === undefined ? Either.right(input.path) : this.encodePath(input.path)
+      if (Either.isLeft(encoded)) return Either.left(encoded.left)
+      path = this.makePath(encoded.right as Record<string, string>)
+    }
+    let body: HttpBody.HttpBody = HttpBody.empty
+    if (this.encodeBody !== undefined) {
+      const encoded = this.encodeBody(input?.payload)
+      if (Either.isLeft(encoded)) return Either.left(encoded.left)
+      body = encoded.right
+    }
+    let urlParams = UrlParams.empty
+    if (this.encodeUrlParams !== undefined) {
+      const encoded = this.encodeUrlParams(input?.urlParams)
+      if (Either.isLeft(encoded)) return Either.left(encoded.left)
+      urlParams = UrlParams.fromInput(encoded.right as UrlParams.Input)
+    }
+    const url = this.options.baseUrl + path
+    let request: HttpClientRequest.HttpClientRequest
+    if (this.fixedRequest !== undefined) {
+      request = HttpClientRequest.setUrl(this.fixedRequest, url)
+      if (urlParams.length > 0) request = HttpClientRequest.setUrlParams(request, urlParams)
+    } else {
+      const encoded = this.encodeHeaders!(input?.headers)
+      if (Either.isLeft(encoded)) return Either.left(encoded.left)
+      const headers = { ...this.options.headers, ...encoded.right as Record<string, string> }
+      request = HttpClientRequest.make(this.endpoint.method)(url, {
+        headers: this.options.mapHeaders?.(headers) ?? headers,
+        urlParams
+      })
+    }
+    return Either.right(UndiciHttpClient.readWhole(HttpClientRequest.setBody(request, body)))
+  }
+
+  /** One call: the request sent, its answer decoded (`[value, response]` with `withResponse`). */
+  call(input: EndpointInput | undefined): Effect.Effect<unknown, unknown, R> {
+    const request = this.request(input)
+    if (Either.isLeft(request)) return Effect.fail(request.left)
+    return Effect.flatMap(this.options.httpClient.execute(request.right), (response): Effect.Effect<unknown, unknown> => {
+      if (response.status >= 400) return this.options.onErrorStatus(response)
+      const decode = this.decoders.get(response.status)
+      if (decode === undefined) {
+        return Effect.fail(new HttpClientError.ResponseError({ reason: "Decode", request: request.right, response }))
+      }
+      return input?.withResponse === true ? Effect.map(decode(response), (value) => [value, response]) : decode(response)
+    })
+  }
 }
 
 /**
@@ -330,7 +288,8 @@ export const make = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGr
     },
     onEndpoint({ endpoint, group, successes }) {
       const target = group.topLevel ? client : client[group.identifier]
-      target[endpoint.name] = endpointFunction(endpoint, successes, options)
+      const prepared = new Endpoint(endpoint, successes, options)
+      target[endpoint.name] = (input: EndpointInput | undefined) => prepared.call(input)
     }
   })
   return client as HttpApiClient.Client<Groups, ApiError | E | E2, R>

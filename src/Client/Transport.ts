@@ -314,15 +314,19 @@ export class Transport extends Effect.Service<Transport>()("boxkit/Transport", {
   effect: Effect.gen(function*() {
     const config = yield* BoxkitConfig
     const clients = clientsOf(config, yield* HttpClient.HttpClient)
-    /** Runs one logical call (Call.ts `makeCall`): attempts bounded, retried, the error with its context. */
-    const call = makeCall(config.retry, clients.lean)
+    /**
+     * Runs one logical call (Call.ts `makeCall`): attempts bounded, retried, the error with its context. The
+     * contract's calls are read whole, so the toolkit's client can bound them itself (`clients.lean`); any other
+     * attempt (a request built by hand, whose answer may be a stream) is bounded by `Effect.timeoutFail`.
+     */
+    const call = makeCall(config.retry, false)
     return {
       config,
       http: clients.http,
       box: clients.box,
       api: clients.api,
       call,
-      ...contractOperationsOf(clients, call),
+      ...contractOperationsOf(clients, makeCall(config.retry, clients.lean)),
       ...rawOperationsOf(config, clients, call)
     }
   })

@@ -1,9 +1,9 @@
 /**
- * The toolkit's own undici `HttpClient` (UndiciHttpClient.ts) against a node:http server in the test: it sends what
- * the platform's `NodeHttpClient.layerUndici` sends (same request line for any path, headers, body; the same again
- * when a URL is sent a second time), reads answers the same way, aborts on interruption and at a deadline (failing
- * with the deadline's error as `cause`), reads a whole body before answering when asked to, propagates the trace
- * context, and reuses connections.
+ * The toolkit's own undici `HttpClient` (UndiciHttpClient.ts) against a node:http server in the test: a request read
+ * whole (`readWhole`) is sent as the platform's `NodeHttpClient.layerUndici` sends it (same request line for any path,
+ * headers, body; the same again when a URL is sent a second time), its answer read the same way; it is aborted on
+ * interruption and at a deadline (failing with the deadline's error as `cause`), propagates the trace context and
+ * reuses connections. Any other request is the platform client's, which the deadline does not bound.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
@@ -39,10 +39,12 @@ const comparable = (echoed: any) => ({
 })
 
 describe("UndiciHttpClient", () => {
-  it.scoped("sends the same request as NodeHttpClient.layerUndici for any path, query, headers and JSON body", () =>
+  it.scoped("a request read whole is sent as NodeHttpClient.layerUndici sends it, for any path, query, headers and JSON body", () =>
     Effect.gen(function*() {
       const server = yield* echo
       const { lean, platform } = yield* clients
+      const viaLeanWhole = (request: HttpClientRequest.HttpClientRequest) =>
+        Effect.either(Effect.flatMap(lean.execute(UndiciHttpClient.readWhole(request)), (response) => response.json))
       const segment = fc.stringMatching(/^[A-Za-z0-9\-._~!$&'()*+,;=:@% /é^`{}|"<>\\?#]{0,12}$/)
       const samples = fc.sample(
         fc.record({
@@ -59,40 +61,41 @@ describe("UndiciHttpClient", () => {
           HttpClientRequest.setHeader("x-sample", sample.header.trim()),
           HttpClientRequest.bodyUnsafeJson(sample.body)
         )
-        const viaLean = yield* Effect.either(Effect.flatMap(lean.execute(request), (response) => response.json))
+        const viaLean = yield* viaLeanWhole(request)
         const viaPlatform = yield* Effect.either(Effect.flatMap(platform.execute(request), (response) => response.json))
         expect(Either.isRight(viaLean), JSON.stringify(sample.path)).toBe(Either.isRight(viaPlatform))
         if (Either.isRight(viaLean) && Either.isRight(viaPlatform)) {
           expect(comparable(viaLean.right), JSON.stringify(sample)).toEqual(comparable(viaPlatform.right))
         }
         // Sent again: the URL's split is now remembered, and the request goes to the same place.
-        const again = yield* Effect.either(Effect.flatMap(lean.execute(request), (response) => response.json))
+        const again = yield* viaLeanWhole(request)
         expect(Either.isRight(again)).toBe(Either.isRight(viaLean))
         if (Either.isRight(again) && Either.isRight(viaLean)) expect(comparable(again.right)).toEqual(comparable(viaLean.right))
       }
     }))
 
-  it.scoped("reads answers like the platform's client: status, headers, text, JSON, bytes, URL params, stream", () =>
+  it.scoped("reads answers read whole like the platform's client: status, headers, text, JSON, bytes, URL params, stream", () =>
     Effect.gen(function*() {
       const server = yield* fakeServer((request, response) => {
         response.writeHead(request.url === "/missing" ? 404 : 200, { "content-type": "text/plain", "set-cookie": "a=1" })
         response.end(request.url === "/params" ? "a=1&b=two" : "\uFEFFhello é")
       })
       const { lean } = yield* clients
-      const answer = yield* lean.get(`${server.url}/text`)
+      const get = (url: string) => lean.execute(UndiciHttpClient.readWhole(HttpClientRequest.get(url)))
+      const answer = yield* get(`${server.url}/text`)
       expect(answer.status).toBe(200)
       expect(answer.headers["content-type"]).toBe("text/plain")
       expect(answer.cookies.cookies.a?.value).toBe("1")
       expect(yield* answer.text).toBe("hello é")
-      const bytes = yield* Effect.flatMap(lean.get(`${server.url}/bytes`), (response) => response.arrayBuffer)
+      const bytes = yield* Effect.flatMap(get(`${server.url}/bytes`), (response) => response.arrayBuffer)
       expect(Buffer.from(bytes).toString("utf8")).toBe("\uFEFFhello é")
-      const streamed = yield* Effect.flatMap(lean.get(`${server.url}/stream`), (response) =>
+      const streamed = yield* Effect.flatMap(get(`${server.url}/stream`), (response) =>
         Stream.runCollect(response.stream))
       expect(Buffer.concat(Chunk.toArray(streamed)).toString("utf8")).toBe("\uFEFFhello é")
-      const params = yield* Effect.flatMap(lean.get(`${server.url}/params`), (response) => response.urlParamsBody)
+      const params = yield* Effect.flatMap(get(`${server.url}/params`), (response) => response.urlParamsBody)
       expect(params).toEqual([["a", "1"], ["b", "two"]])
-      expect((yield* lean.get(`${server.url}/missing`)).status).toBe(404)
-      const invalid = yield* Effect.either(lean.get("not a url"))
+      expect((yield* get(`${server.url}/missing`)).status).toBe(404)
+      const invalid = yield* Effect.either(get("not a url"))
       expect(Either.isLeft(invalid) && invalid.left._tag === "RequestError" && invalid.left.reason).toBe("InvalidUrl")
     }))
 
@@ -117,6 +120,7 @@ describe("UndiciHttpClient", () => {
       const server = yield* fakeServer((request, response) => {
         response.on("close", () => closed++)
         if (request.url === "/slow-head" || request.url === "/hang") return
+        if (request.url === "/ok") return void response.end("ok")
         if (request.url === "/cut") {
           response.writeHead(200, { "content-type": "application/json", "content-length": "100" })
           response.write("{\"partial\":")
@@ -129,19 +133,22 @@ describe("UndiciHttpClient", () => {
       const { lean } = yield* clients
       const deadline = (millis: number) => ({ atMillis: Date.now() + millis, onExpire: () => `expired after ${millis} ms` })
       const whole = (path: string) => lean.execute(UndiciHttpClient.readWhole(HttpClientRequest.get(`${server.url}${path}`)))
+      // One exchange first, so that the deadlines below start with undici loaded and a connection open.
+      yield* whole("/ok")
+      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 1 }), Effect.timeout("20 seconds"))
 
       const head = yield* Effect.either(UndiciHttpClient.withDeadline(whole("/slow-head"), deadline(60)))
       expect(Either.isLeft(head) && head.left._tag === "RequestError" && head.left.cause).toBe("expired after 60 ms")
       const body = yield* Effect.either(UndiciHttpClient.withDeadline(whole("/slow-body"), deadline(60)))
       expect(Either.isLeft(body) && body.left._tag === "RequestError" && body.left.cause).toBe("expired after 60 ms")
-      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 2 }), Effect.timeout("20 seconds"))
-      expect(closed).toBe(2)
+      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 3 }), Effect.timeout("20 seconds"))
+      expect(closed).toBe(3)
 
       const fiber = yield* Effect.fork(whole("/hang"))
       yield* Effect.sleep("20 millis").pipe(Effect.repeat({ until: () => server.received.some((r) => r.url === "/hang") }))
       yield* Fiber.interrupt(fiber)
-      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 3 }), Effect.timeout("20 seconds"))
-      expect(closed).toBe(3)
+      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 4 }), Effect.timeout("20 seconds"))
+      expect(closed).toBe(4)
 
       const cut = yield* whole("/cut")
       expect(cut.status).toBe(200)
@@ -149,67 +156,59 @@ describe("UndiciHttpClient", () => {
       expect(Either.isLeft(read) && read.left._tag === "ResponseError" && read.left.reason).toBe("Decode")
     }))
 
-  it.scopedLive("interrupting the caller while it waits closes the connection (the server sees it go)", () =>
+  it.scopedLive("read whole: interrupting the caller while it waits closes the connection (the server sees it go)", () =>
     Effect.gen(function*() {
       let closed = 0
       const server = yield* fakeServer((_, response) => {
         response.on("close", () => closed++)
       })
       const { lean } = yield* clients
-      const fiber = yield* Effect.fork(lean.get(server.url))
+      const fiber = yield* Effect.fork(lean.execute(UndiciHttpClient.readWhole(HttpClientRequest.get(server.url))))
       yield* Effect.sleep("50 millis").pipe(Effect.repeat({ until: () => server.received.length === 1 }))
       yield* Fiber.interrupt(fiber)
       yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed === 1 }), Effect.timeout("20 seconds"))
       expect(closed).toBe(1)
     }))
 
-  it.scopedLive("a deadline ends the wait for the answer and the body read, with its error as cause; a stream is not bounded", () =>
+  it.scopedLive("a request not read whole is the platform client's, unbounded by the deadline; a deadline ends with withDeadline", () =>
     Effect.gen(function*() {
-      let closed = 0
-      const server = yield* fakeServer((request, response) => {
-        response.on("close", () => closed++)
-        if (request.url === "/slow-head") return
+      const server = yield* fakeServer((_, response) => {
         response.writeHead(200, { "content-type": "text/plain" })
         response.write("partial")
-        if (request.url === "/stream") setTimeout(() => response.end(" rest"), 150)
+        setTimeout(() => response.end(" rest"), 150)
       })
       const { lean } = yield* clients
       const deadline = (millis: number) => ({ atMillis: Date.now() + millis, onExpire: () => `expired after ${millis} ms` })
+      const whole = lean.execute(UndiciHttpClient.readWhole(HttpClientRequest.get(server.url)))
 
-      const head = yield* Effect.either(UndiciHttpClient.withDeadline(lean.get(`${server.url}/slow-head`), deadline(60)))
-      expect(Either.isLeft(head) && head.left._tag === "RequestError" && head.left.cause).toBe("expired after 60 ms")
-
-      const body = yield* Effect.either(
-        UndiciHttpClient.withDeadline(Effect.flatMap(lean.get(`${server.url}/slow-body`), (response) => response.text), deadline(60))
+      const streamed = yield* UndiciHttpClient.withDeadline(
+        Effect.flatMap(lean.get(server.url), (response) => Stream.runCollect(response.stream)),
+        deadline(60)
       )
-      expect(Either.isLeft(body) && body.left._tag === "ResponseError" && body.left.cause).toBe("expired after 60 ms")
-      yield* Effect.sleep("10 millis").pipe(Effect.repeat({ until: () => closed >= 2 }), Effect.timeout("20 seconds"))
-      expect(closed).toBe(2)
+      expect(Buffer.concat(Chunk.toArray(streamed)).toString("utf8")).toBe("partial rest")
 
-      // A stream opened inside the deadline is read on after it.
-      const response = yield* UndiciHttpClient.withDeadline(lean.get(`${server.url}/stream`), deadline(60))
-      const chunks = yield* Stream.runCollect(response.stream)
-      expect(Buffer.concat(Chunk.toArray(chunks)).toString("utf8")).toBe("partial rest")
+      const bounded = yield* Effect.either(UndiciHttpClient.withDeadline(whole, deadline(60)))
+      expect(Either.isLeft(bounded) && bounded.left._tag === "RequestError" && bounded.left.cause).toBe("expired after 60 ms")
 
-      // Outside withDeadline nothing is bounded, and the previous deadline does not linger.
-      const late = yield* Effect.fork(Effect.flatMap(lean.get(`${server.url}/stream`), (r) => r.text))
-      expect(yield* Fiber.join(late)).toBe("partial rest")
+      // Outside withDeadline nothing is bounded: the previous deadline does not linger.
+      expect(yield* Effect.flatMap(whole, (response) => response.text)).toBe("partial rest")
     }))
 
-  it.scoped("inside a span, traceparent and b3 are sent; outside none", () =>
+  it.scoped("read whole: inside a span, traceparent and b3 are sent; outside none", () =>
     Effect.gen(function*() {
       const server = yield* echo
       const { lean } = yield* clients
-      const plain = yield* Effect.flatMap(lean.get(server.url), (response) => response.json) as Effect.Effect<any>
+      const get = lean.execute(UndiciHttpClient.readWhole(HttpClientRequest.get(server.url)))
+      const plain = yield* Effect.flatMap(get, (response) => response.json) as Effect.Effect<any>
       expect(plain.headers.traceparent).toBeUndefined()
-      const traced = yield* Effect.flatMap(lean.get(server.url), (response) => response.json).pipe(
+      const traced = yield* Effect.flatMap(get, (response) => response.json).pipe(
         Effect.withSpan("caller")
       ) as Effect.Effect<any>
       expect(traced.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)
       expect(traced.headers.b3).toMatch(/^[0-9a-f]{32}-[0-9a-f]{16}-1/)
     }))
 
-  it.scopedLive("keeps connections alive: 200 sequential requests reuse their connection", () =>
+  it.scopedLive("read whole: keeps connections alive, 200 sequential requests reuse their connection", () =>
     Effect.gen(function*() {
       const sockets = new Set<unknown>()
       const server = yield* fakeServer((_, response) => {
@@ -219,7 +218,8 @@ describe("UndiciHttpClient", () => {
       server.server.keepAliveTimeout = 10_000
       server.server.on("connection", (socket) => sockets.add(socket))
       const { lean } = yield* clients
-      for (let i = 0; i < 200; i++) expect(yield* Effect.flatMap(lean.get(server.url), (r) => r.text)).toBe("ok")
+      const get = lean.execute(UndiciHttpClient.readWhole(HttpClientRequest.get(server.url)))
+      for (let i = 0; i < 200; i++) expect(yield* Effect.flatMap(get, (r) => r.text)).toBe("ok")
       expect(sockets.size).toBeLessThanOrEqual(2)
     }))
 })
