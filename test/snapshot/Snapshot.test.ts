@@ -2,12 +2,12 @@
  * Snapshots of the local service's state as seeds (docs/ASSUMPTIONS.md "Snapshots (local service)"), on every store
  * (memory, SQLite, PostgreSQL) and both serving paths: `GET /_local/snapshot` answers the state, a new service seeded
  * with it answers the same ids (boxes, apps, responses, API keys, secrets) and replays an idempotent create made before
- * the snapshot from the remembered answer; fresh tcp addresses do not repeat a restored one; without
+ * the snapshot from the remembered answer, and boots a box the snapshot holds still creating; fresh tcp addresses do not repeat a restored one; without
  * `secret_values=include` no secret value or webhook token is in it; `POST /_local/snapshot` writes a snapshot into a
  * running service; the route refuses a non-loopback Host; a seed file that is not a valid snapshot names the member.
  */
 import { NodeContext } from "@effect/platform-node"
-import { Effect, type Layer, ManagedRuntime, Redacted } from "effect"
+import { Duration, Effect, type Layer, ManagedRuntime, Redacted } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { tmpdir } from "node:os"
@@ -17,7 +17,7 @@ import * as LocalService from "../../src/Server/LocalService.js"
 import * as Snapshot from "../../src/Server/state/Snapshot.js"
 import * as SqlState from "../../src/Server/state/sql/SqlState.js"
 import type * as StateStore from "../../src/Server/state/StateStore.js"
-import type { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
+import type { LocalServiceConfig, LocalServiceSettings } from "../../src/Server/LocalServiceConfig.js"
 import * as Harness from "../support/Harness.js"
 import { startTestDatabase, type TestDatabase } from "../support/Postgres.js"
 
@@ -48,9 +48,10 @@ const freshState = async (store: Store): Promise<StateLayer | undefined> => {
 const start = async (
   store: Store,
   server: LocalService.ServerKind,
-  seed: Parameters<typeof LocalService.layerNode>[0] = Harness.seed
+  seed: Parameters<typeof LocalService.layerNode>[0] = Harness.seed,
+  settings: Partial<LocalServiceSettings> = {}
 ) => {
-  const runtime = ManagedRuntime.make(LocalService.layerNode(seed, { server, state: await freshState(store) }))
+  const runtime = ManagedRuntime.make(LocalService.layerNode(seed, { server, settings, state: await freshState(store) }))
   const baseUrl = await runtime.runPromise(LocalService.baseUrl)
   return { runtime, url: baseUrl.replace(/\/v1$/, "") }
 }
@@ -80,6 +81,15 @@ const send = async (
   return { status: response.status, headers: response.headers, json: text === "" ? null : JSON.parse(text) }
 }
 
+/** Waits until `condition` holds (checked every 50 ms, at most `limitMillis`): a condition, not a duration. */
+const waitFor = async (condition: () => Promise<boolean>, what: string, limitMillis = 30_000) => {
+  const deadline = Date.now() + limitMillis
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
 const appId = "app_00000000-0000-4000-8000-000000000001"
 const boxBody = {
   name: "kept",
@@ -103,6 +113,8 @@ const expectRestored = async (url: string, made: Awaited<ReturnType<typeof makeR
   const box = await send(url, `/v1/boxes/${made.boxId}`)
   expect(box.status).toBe(200)
   expect(box.json.box_id).toBe(made.boxId)
+  // A box the snapshot holds still creating boots on the new service, on every store.
+  await waitFor(async () => (await send(url, `/v1/boxes/${made.boxId}`)).json.status === "running", "the box to run")
   const replay = await send(url, "/v1/boxes", { body: boxBody, headers: { "idempotency-key": "before-snapshot" } })
   expect(replay.status).toBe(201)
   expect(replay.headers.get("idempotent-replayed")).toBe("true")
@@ -120,7 +132,8 @@ const servers: ReadonlyArray<LocalService.ServerKind> = ["fast", "platform"]
 
 describe.each(stores)("a snapshot of the %s store", (store) => {
   it.each(servers)("seeds a new service with the same ids and remembered answers (%s path)", async (server) => {
-    const first = await start(store, server)
+    // Boots wait a minute on the first service: its snapshot holds the box still creating.
+    const first = await start(store, server, Harness.seed, { bootDelay: Duration.minutes(1) })
     let snapshot: any
     let made: Awaited<ReturnType<typeof makeRecords>>
     try {
@@ -129,6 +142,7 @@ describe.each(stores)("a snapshot of the %s store", (store) => {
       expect(taken.status).toBe(200)
       snapshot = taken.json
       expect(snapshot.version).toBe(1)
+      expect(snapshot.boxes).toContainEqual(expect.objectContaining({ id: made.boxId, status: "creating" }))
       expect(snapshot.secrets).toContainEqual(expect.objectContaining({ name: "KEPT", value: "kept-value" }))
       expect(snapshot.idempotency_keys).toContainEqual(expect.objectContaining({ key: "before-snapshot", status: 201 }))
       const withoutValues = await send(first.url, "/_local/snapshot")

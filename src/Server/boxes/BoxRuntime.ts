@@ -197,16 +197,18 @@ const makeBootQueue = <E>(
 
 /**
  * Boots nobody will finish (the service restarted, or the instance that queued them is gone): boxes `creating` for
- * longer than the boot delay and a second, booted now on the current runtime.
+ * longer than the boot delay and a second (or created before `createdBeforeMillis`, Unix ms, when given), booted now
+ * on the current runtime.
  */
 const finishUnfinishedBoots = <E>(
   boxes: Context.Tag.Service<Boxes>,
   currentVersion: Effect.Effect<number, E>,
-  bootDelayMillis: number
+  bootDelayMillis: number,
+  createdBeforeMillis?: number
 ) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    const stuck = yield* boxes.creating(now - bootDelayMillis - 1000)
+    const stuck = yield* boxes.creating(createdBeforeMillis ?? now - bootDelayMillis - 1000)
     if (stuck.length === 0) return
     const current = yield* currentVersion
     for (const box of stuck) yield* boxes.update(box.id, booted(current))
@@ -251,11 +253,19 @@ export const layer = Layer.scoped(
     )
 
     // Looked for at start and every `recoveryInterval`, only where a store outlives the process (or is shared by
-    // instances): only such a store can hold boots nobody finishes.
+    // instances): only such a store can hold boots nobody finishes. In memory, only a snapshot restored at start
+    // (StateSnapshots.ts) can hold boxes still `creating`, none of them queued here: those created before the service
+    // started are booted once, at start.
     if ((yield* DurableWork).resumable) {
       yield* finishUnfinishedBoots(boxes, currentVersion, bootDelayMillis).pipe(
         Effect.catchAllCause(StoreOutage.logBackgroundFailure("looking for unfinished boots")),
         Effect.repeat(Schedule.spaced(config.recoveryInterval)),
+        Effect.forkScoped
+      )
+    } else {
+      const startedAt = yield* Clock.currentTimeMillis
+      yield* finishUnfinishedBoots(boxes, currentVersion, bootDelayMillis, startedAt).pipe(
+        Effect.catchAllCause(StoreOutage.logBackgroundFailure("booting the boxes of a restored snapshot")),
         Effect.forkScoped
       )
     }
