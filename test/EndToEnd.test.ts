@@ -16,7 +16,8 @@ import { layer } from "./support/SuiteLayer.js"
 
 const appId = AppId.make("app_00000000-0000-4000-8000-000000000001")
 
-layer(Harness.serviceWithClient(), { excludeTestServices: true })("client against the local service over HTTP", (it) => {
+describe.each(Harness.variants({ stockClient: true }))("$name", (variant) =>
+layer(Harness.serviceWithClientOn(variant), { excludeTestServices: true })("client against the local service over HTTP", (it) => {
   describe("apps", () => {
     it.effect("find mints a missing app once and finds it again", () =>
       Effect.gen(function*() {
@@ -144,4 +145,4 @@ layer(Harness.serviceWithClient(), { excludeTestServices: true })("client agains
         expect(text).toContain("streamed")
       }))
   })
-})
+}))

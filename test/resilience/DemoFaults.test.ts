@@ -41,7 +41,7 @@ const steps = [
 const retry = { maxAttempts: 12, backoffBase: Duration.millis(5), backoffCap: Duration.millis(50) }
 
 /** Runs the demo's program against a service with the fault mix drawn from `seed`; its printed lines and the faults. */
-const runDemo = (seed: number) =>
+const runDemo = (variant: Harness.Variant, seed: number) =>
   Effect.gen(function*() {
     const lines: Array<string> = []
     const console = yield* Effect.console
@@ -50,16 +50,16 @@ const runDemo = (seed: number) =>
     const state = (yield* Harness.fetchRaw("/_local/state")).json
     return { lines, faults: state.faults as { readonly requests: number; readonly injected: Record<string, number> } }
   }).pipe(
-    Effect.provide(Harness.serviceWithClient("sk_acme_org", {
+    Effect.provide(Harness.serviceWithClientOn(variant, "sk_acme_org", {
       faults: { ...Either.getOrThrow(FaultInjection.parse(faultMix)), seed }
     }, retry))
   )
 
-describe("boxkit demo against a service with faults", () => {
+describe.each(Harness.variants({ stockClient: true }))("boxkit demo against a service with faults ($name)", (variant) => {
   for (const seed of [7, 27, 2026]) {
     it.live(`completes every step with the fault mix, seed ${seed}`, () =>
       Effect.gen(function*() {
-        const { faults, lines } = yield* runDemo(seed)
+        const { faults, lines } = yield* runDemo(variant, seed)
         expect(lines.map((line) => /^ok\s+\d+ ms {2}([^:]+):/.exec(line)?.[1])).toEqual(steps)
         // The mix did hit the run: more requests than calls, and answers lost after the request ran.
         expect(faults.injected["reset-after-commit"]).toBeGreaterThan(0)

@@ -13,11 +13,11 @@ const appId = "app_00000000-0000-4000-8000-000000000001"
 const createBody = JSON.stringify({ name: "faulty", app_id: appId, image: { base: "debian" } })
 
 /** Runs `effect` against a fresh local service with `faults`. */
-const withService = <A, E>(
+const withService = <A, E>(variant: Harness.Variant, 
   faults: Partial<Parameters<typeof FaultInjection.settings>[0]>,
   effect: Effect.Effect<A, E, any>,
   settings: Partial<LocalServiceSettings> = {}
-) => Effect.provide(effect, Harness.service({ ...settings, faults: FaultInjection.settings(faults) })) as Effect.Effect<A, E>
+) => Effect.provide(effect, Harness.serviceOn(variant, { ...settings, faults: FaultInjection.settings(faults) })) as Effect.Effect<A, E>
 
 /** A raw request that reports a closed connection as `{ closed: true }` instead of dying. */
 const raw = (path: string, init: RequestInit = {}) =>
@@ -75,11 +75,11 @@ describe("FaultInjection.parse", () => {
   })
 })
 
-describe("the local service with faults", () => {
+describe.each(Harness.variants())("the local service with faults ($name)", (variant) => {
   it.live("the same seed draws the same sequence of faults; another seed another", () =>
     Effect.gen(function*() {
       const statuses = (seed: number) =>
-        withService(
+        withService(variant, 
           { rates: { "429": 0.3, "503": 0.2 }, seed },
           Effect.forEach(Array.from({ length: 40 }, (_, i) => i), () =>
             Effect.map(raw("/v1/secrets/GITHUB_TOKEN", { headers: Harness.auth() }), (r) => r.closed ? 0 : r.status))
@@ -101,7 +101,7 @@ describe("the local service with faults", () => {
           ["503-no-retry-after", 503, "server_error", null]
         ] as const
       ) {
-        yield* withService(
+        yield* withService(variant, 
           { rates: { [kind]: 1 }, retryAfter: Duration.seconds(3) },
           Effect.gen(function*() {
             const response = yield* raw("/v1/boxes", {
@@ -125,7 +125,7 @@ describe("the local service with faults", () => {
     }))
 
   it.live("reset-after-commit runs the request, then closes the connection without an answer", () =>
-    withService(
+    withService(variant, 
       { rates: { "reset-after-commit": 1 } },
       Effect.gen(function*() {
         const send = raw("/v1/boxes", {
@@ -147,7 +147,7 @@ describe("the local service with faults", () => {
     ))
 
   it.live("latency delays every /v1 request and is counted", () =>
-    withService(
+    withService(variant, 
       { latency: Duration.millis(60) },
       Effect.gen(function*() {
         const started = Date.now()

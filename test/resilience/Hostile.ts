@@ -66,11 +66,11 @@ export const report = (label: string, attempts: ReadonlyArray<number>, millis: n
   )
 
 /** Runs `program` against a faulty service with a client, recording spans (logs from Info up). */
-export const run = <A, E>(program: (recorder: Capture.Recorder) => Effect.Effect<A, E, any>) =>
+export const run = <A, E>(variant: Harness.Variant, program: (recorder: Capture.Recorder) => Effect.Effect<A, E, any>) =>
   Effect.gen(function*() {
     const recorder = yield* Capture.make
     return yield* recorder.record(
-      Effect.provide(program(recorder), Harness.serviceWithClient("sk_acme_org", settings, retry)),
+      Effect.provide(program(recorder), Harness.serviceWithClientOn(variant, "sk_acme_org", settings, retry)),
       LogLevel.Info
     )
   }) as Effect.Effect<A, E>

@@ -19,9 +19,9 @@ const createAll = Effect.gen(function*() {
   )
 })
 
-describe("a hostile network: 30% faults including resets after commit", () => {
+describe.each(Harness.variants({ stockClient: true }))("a hostile network: 30%% faults including resets after commit ($name)", (variant) => {
   it.live("500 box creations all succeed with exactly 500 boxes; then 500 upgrades each restart a box exactly once", () =>
-    run((recorder) =>
+    run(variant, (recorder) =>
       Effect.gen(function*() {
         // Creations.
         const createStarted = Date.now()

@@ -6,10 +6,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { Responses } from "../../src/Client/Responses.js"
 import { attemptsOf, calls, concurrency, report, run, state, stateWhen } from "./Hostile.js"
+import * as Harness from "../support/Harness.js"
 
-describe("a hostile network: 30% faults including resets after commit", () => {
+describe.each(Harness.variants({ stockClient: true }))("a hostile network: 30%% faults including resets after commit ($name)", (variant) => {
   it.live("500 background responses all accepted once and all completed", () =>
-    run((recorder) =>
+    run(variant, (recorder) =>
       Effect.gen(function*() {
         const responses = yield* Responses
         const started = Date.now()

@@ -13,7 +13,7 @@ const appId = AppId.make("app_00000000-0000-4000-8000-000000000001")
 const request = { name: "keyed", app_id: appId, image: { base: "debian" } } as const
 const state = Effect.map(Harness.fetchRaw("/_local/state"), (response) => response.json)
 
-describe("idempotency keys over HTTP", () => {
+describe.each(Harness.variants({ stockClient: true }))("idempotency keys over HTTP ($name)", (variant) => {
   it.live("a 255-byte non-ASCII key: the repeat of the call is replayed and one box exists", () =>
     Effect.gen(function*() {
       const boxes = yield* Boxes
@@ -31,7 +31,7 @@ describe("idempotency keys over HTTP", () => {
       // A different body under the same key is a 409, not retried.
       const conflict = yield* Effect.flip(boxes.create({ ...request, name: "other" }, { idempotencyKey: key }))
       expect(conflict).toBeInstanceOf(ApiError.ConflictError)
-    }).pipe(Effect.provide(Harness.serviceWithClient())))
+    }).pipe(Effect.provide(Harness.serviceWithClientOn(variant))))
 
   it.live("a key over 255 bytes or blank is refused before any request", () =>
     Effect.gen(function*() {
@@ -43,5 +43,5 @@ describe("idempotency keys over HTTP", () => {
       const after = yield* state
       expect(after.faults.requests).toBe(0)
       expect(after.boxes).toEqual([])
-    }).pipe(Effect.provide(Harness.serviceWithClient())))
+    }).pipe(Effect.provide(Harness.serviceWithClientOn(variant))))
 })

@@ -28,14 +28,14 @@ const stateWhen = (done: (state: any) => boolean) =>
  * `Harness.serviceWithClient` does, the server's close waited about 4 s, undici's keep-alive timeout, after two
  * aborted attempts.)
  */
-const withSlowService = <A, E, R>(program: Effect.Effect<A, E, R>) =>
+const withSlowService = <A, E, R>(variant: Harness.Variant, program: Effect.Effect<A, E, R>) =>
   Effect.scoped(Effect.gen(function*() {
-    const service = yield* Layer.build(Harness.service({ faults: FaultInjection.settings({ latency: Duration.seconds(30) }) }))
-    const client = yield* Layer.build(Harness.client()).pipe(Effect.provide(service))
+    const service = yield* Layer.build(Harness.serviceOn(variant, { faults: FaultInjection.settings({ latency: Duration.seconds(30) }) }))
+    const client = yield* Layer.build(Harness.clientOn(variant)).pipe(Effect.provide(service))
     return yield* Effect.provide(program, Context.merge(service, client) as Context.Context<R>)
   }))
 
-describe("interruption aborts the request on the server", () => {
+describe.each(Harness.variants({ stockClient: true }))("interruption aborts the request on the server ($name)", (variant) => {
   it.live("interrupting the caller's fiber closes the connection; the server sees the abort and never runs the request", () =>
     Effect.gen(function*() {
       const boxes = yield* Boxes
@@ -46,7 +46,7 @@ describe("interruption aborts the request on the server", () => {
       const after = yield* stateWhen((s) => s.faults.client_aborts === 1)
       expect(after.boxes).toEqual([])
       expect(after.idempotency_keys).toBe(0)
-    }).pipe(withSlowService))
+    }).pipe((program) => withSlowService(variant, program)))
 
   it.live("a per-attempt timeout aborts its request on the server too", () =>
     Effect.gen(function*() {
@@ -59,10 +59,10 @@ describe("interruption aborts the request on the server", () => {
       const after = yield* stateWhen((s) => s.faults.client_aborts === 2)
       expect(after.faults.requests).toBe(2)
       expect(after.boxes).toEqual([])
-    }).pipe(withSlowService))
+    }).pipe((program) => withSlowService(variant, program)))
 })
 
-describe("waiting", () => {
+describe.each(Harness.variants({ stockClient: true }))("waiting ($name)", (variant) => {
   it.live("awaitStatus past its deadline fails with WaitTimeoutError carrying the last status observed", () =>
     Effect.gen(function*() {
       const boxes = yield* Boxes
@@ -76,7 +76,7 @@ describe("waiting", () => {
         expect(error.box_id).toBe(created.value.box_id)
         expect(Duration.toMillis(error.timeout)).toBe(250)
       }
-    }).pipe(Effect.provide(Harness.serviceWithClient("sk_acme_org", { bootDelay: Duration.hours(1) }))))
+    }).pipe(Effect.provide(Harness.serviceWithClientOn(variant, "sk_acme_org", { bootDelay: Duration.hours(1) }))))
 
   it.live("a scoped box is running inside its scope and terminated after it", () =>
     Effect.gen(function*() {
@@ -86,7 +86,7 @@ describe("waiting", () => {
       )
       const after = yield* boxes.retrieve(box.box_id)
       expect(after.status).toBe("terminated")
-    }).pipe(Effect.provide(Harness.serviceWithClient("sk_acme_org", { bootDelay: Duration.millis(20) }))))
+    }).pipe(Effect.provide(Harness.serviceWithClientOn(variant, "sk_acme_org", { bootDelay: Duration.millis(20) }))))
 
   it.live("a transport failure of an unsafe call surfaces as TransportError, not a hang", () =>
     Effect.gen(function*() {
@@ -96,7 +96,7 @@ describe("waiting", () => {
       const error = yield* Effect.flip(boxes.create(request, { retry: { maxAttempts: 1 } }))
       expect(error).toBeInstanceOf(ApiError.TransportError)
       expect(error.message).not.toContain("sk_acme_org")
-    }).pipe(Effect.provide(Harness.serviceWithClient("sk_acme_org", {
+    }).pipe(Effect.provide(Harness.serviceWithClientOn(variant, "sk_acme_org", {
       faults: FaultInjection.settings({ rates: { "reset-after-commit": 1 } })
     }))))
 })

@@ -61,14 +61,14 @@ const seedFor = (pattern: ReadonlyArray<boolean>, rate: number): number => {
 }
 
 /** A service whose requests are reset after they ran in the order of `pattern`, and a client with quick retries. */
-const resetting = (pattern: ReadonlyArray<boolean>) =>
-  Harness.serviceWithClient("sk_acme_org", {
+const resetting = (variant: Harness.Variant, pattern: ReadonlyArray<boolean>) =>
+  Harness.serviceWithClientOn(variant, "sk_acme_org", {
     faults: FaultInjection.settings({ rates: { "reset-after-commit": 0.5 }, seed: seedFor(pattern, 0.5) })
   }, quick)
 
-/** A client of `baseUrl` over the HTTP client of this run (`Harness.httpClient`). */
-const clientAt = (baseUrl: string) =>
-  Harness.httpClient === "stock"
+/** A client of `baseUrl` over the `HttpClient` of `variant`. */
+const clientAt = (variant: Harness.Variant, baseUrl: string) =>
+  variant.client === "stock"
     ? Boxkit.layerWithoutHttpClient({ apiKey: "sk_acme_org", baseUrl, retry: quick }).pipe(Layer.provide(NodeHttpClient.layerUndici))
     : Boxkit.layer({ apiKey: "sk_acme_org", baseUrl, retry: quick })
 
@@ -85,7 +85,7 @@ const closedPort = Effect.promise(() =>
 
 const report = (error: unknown) => Failure.report(Cause.fail(error), { command: "egress-policies create", verbose: false })
 
-describe("a connection closed after the request was sent", () => {
+describe.each(Harness.variants({ stockClient: true }))("a connection closed after the request was sent ($name)", (variant) => {
   it.live("is a TransportError with requestSent, not repeated for create egress policy, and reported as a lost answer", () =>
     Effect.gen(function*() {
       const policies = yield* EgressPolicies
@@ -108,7 +108,7 @@ describe("a connection closed after the request was sent", () => {
         "a command with --idempotency-key can be run again with the same key"
       ])
       expect(report(transport).lines.join("\n")).not.toContain("no service")
-    }).pipe(Effect.provide(Harness.serviceWithClient("sk_acme_org", {
+    }).pipe(Effect.provide(Harness.serviceWithClientOn(variant, "sk_acme_org", {
       faults: FaultInjection.settings({ rates: { "reset-after-commit": 1 } })
     }, quick))))
 
@@ -150,7 +150,7 @@ describe("a connection closed after the request was sent", () => {
         }
         expect(sent, `safeToRepeat: ${safeToRepeat}`).toEqual(Object.fromEntries(Object.keys(sent).map((name) => [name, expected])))
       }
-    }).pipe(Effect.provide(Harness.serviceWithClient("sk_acme_org", {
+    }).pipe(Effect.provide(Harness.serviceWithClientOn(variant, "sk_acme_org", {
       faults: FaultInjection.settings({ rates: { "reset-after-commit": 1 } })
     }, quick))))
 
@@ -165,7 +165,7 @@ describe("a connection closed after the request was sent", () => {
       expect(saved).toHaveLength(2)
       expect(saved.map((p) => p.id)).toContain(created.id)
       expect((yield* state).faults.injected["reset-after-commit"]).toBe(1)
-    }).pipe(Effect.provide(resetting([true, false]))))
+    }).pipe(Effect.provide(resetting(variant, [true, false]))))
 
   it.live("unpublish repeated after a lost answer answers { box_id, guest_port }; the port is gone", () =>
     Effect.gen(function*() {
@@ -182,7 +182,7 @@ describe("a connection closed after the request was sent", () => {
       expect(after.faults.requests).toBe(3)
       const record = after.boxes.find((b: { readonly id: string }) => b.id === boxId)
       expect(JSON.stringify(record)).not.toContain("8080")
-    }).pipe(Effect.provide(resetting([false, true, false]))))
+    }).pipe(Effect.provide(resetting(variant, [false, true, false]))))
 
   it.live("publish marked safeToRepeat, repeated after a lost answer: the listener it published is the answer", () =>
     Effect.gen(function*() {
@@ -196,7 +196,7 @@ describe("a connection closed after the request was sent", () => {
       const after = yield* state
       expect(after.faults.injected["reset-after-commit"]).toBe(1)
       expect(after.faults.requests).toBe(4)
-    }).pipe(Effect.provide(resetting([false, true, false, false]))))
+    }).pipe(Effect.provide(resetting(variant, [false, true, false, false]))))
 
   it.live("publish repeated after a lost answer: a port published with another protocol is still the conflict", () =>
     Effect.gen(function*() {
@@ -211,7 +211,7 @@ describe("a connection closed after the request was sent", () => {
       const error = yield* Effect.flip(listeners.publish(created.value.box_id, 5432, "http", { safeToRepeat: true }))
       expect(error).toBeInstanceOf(ApiError.ConflictError)
       expect((error as ApiError.ConflictError).code).toBe("already_exists")
-    }).pipe(Effect.provide(resetting([false, true, false, false]))))
+    }).pipe(Effect.provide(resetting(variant, [false, true, false, false]))))
 
   it.live("addDomain repeated after a lost answer: the listener with the hostname is the answer", () =>
     Effect.gen(function*() {
@@ -221,7 +221,7 @@ describe("a connection closed after the request was sent", () => {
       const listener = yield* listeners.addDomain(created.value.box_id, 8080, "lost.example.com")
       expect(listener).toMatchObject({ guest_port: 8080, custom_domains: ["lost.example.com"] })
       expect((yield* state).faults.requests).toBe(4)
-    }).pipe(Effect.provide(resetting([false, true, false, false]))))
+    }).pipe(Effect.provide(resetting(variant, [false, true, false, false]))))
 
   it.live("addDomain of a hostname another port has is still the conflict, lost answer or not", () =>
     Effect.gen(function*() {
@@ -237,7 +237,7 @@ describe("a connection closed after the request was sent", () => {
       const error = yield* Effect.flip(listeners.addDomain(created.value.box_id, 8080, "taken.example.com"))
       expect(error).toBeInstanceOf(ApiError.ConflictError)
       expect((error as ApiError.ConflictError).param).toBe("hostname")
-    }).pipe(Effect.provide(resetting([false, false, true, false, false]))))
+    }).pipe(Effect.provide(resetting(variant, [false, false, true, false, false]))))
 
   it.live("unpublish of a port that was never published is still a NotFoundError (no answer was lost)", () =>
     Effect.gen(function*() {
@@ -247,16 +247,16 @@ describe("a connection closed after the request was sent", () => {
       const error = yield* Effect.flip(listeners.unpublish(created.value.box_id, 8080))
       expect(error).toBeInstanceOf(ApiError.NotFoundError)
       expect((error as ApiError.NotFoundError).param).toBe("guest_port")
-    }).pipe(Effect.provide(Harness.serviceWithClient("sk_acme_org", {}, quick))))
+    }).pipe(Effect.provide(Harness.serviceWithClientOn(variant, "sk_acme_org", {}, quick))))
 })
 
-describe("a connection refused before the request was sent", () => {
+describe.each(Harness.variants({ stockClient: true }))("a connection refused before the request was sent ($name)", (variant) => {
   it.live("is a TransportError without requestSent, retried even for create egress policy, reported as no service", () =>
     Effect.gen(function*() {
       const port = yield* closedPort
       const baseUrl = `http://127.0.0.1:${port}/v1`
       const error = yield* Effect.flip(
-        Effect.flatMap(EgressPolicies, (policies) => policies.create("refused", {})).pipe(Effect.provide(clientAt(baseUrl)))
+        Effect.flatMap(EgressPolicies, (policies) => policies.create("refused", {})).pipe(Effect.provide(clientAt(variant, baseUrl)))
       )
       expect(error).toBeInstanceOf(ApiError.TransportError)
       const transport = error as ApiError.TransportError

@@ -25,7 +25,7 @@ const faults = FaultInjection.settings({
 })
 const retry = { maxAttempts: 30, backoffBase: Duration.millis(1), backoffCap: Duration.millis(5) }
 
-describe("spans, logs and redaction", () => {
+describe.each(Harness.variants({ stockClient: true }))("spans, logs and redaction ($name)", (variant) => {
   it.live("operations are spans with attempts, status and replayed; retries are debug logs; no secret leaks", () =>
     Effect.gen(function*() {
       const recorder = yield* Capture.make
@@ -52,11 +52,11 @@ describe("spans, logs and redaction", () => {
           // Failures: a 404, and an invalid key (401), whose messages are kept to be checked too.
           const missing = yield* Effect.exit(boxes.retrieve("sb_00000000-0000-4000-8000-00000000dead" as any))
           if (Exit.isFailure(missing)) failures.push(Cause.pretty(missing.cause))
-        }).pipe(Effect.provide(Harness.serviceWithClient("sk_acme_org", { faults }, retry)))
+        }).pipe(Effect.provide(Harness.serviceWithClientOn(variant, "sk_acme_org", { faults }, retry)))
       )
       const invalid = yield* recorder.record(
         Effect.flatMap(Boxes, (boxes) => Effect.exit(boxes.create({ name: "x", app_id: appId, image: { base: "debian" } })))
-          .pipe(Effect.provide(Harness.serviceWithClient("sk_not_a_real_key_zz")))
+          .pipe(Effect.provide(Harness.serviceWithClientOn(variant, "sk_not_a_real_key_zz")))
       )
       expect(Exit.isFailure(invalid)).toBe(true)
       if (Exit.isFailure(invalid)) {

@@ -59,8 +59,8 @@ export const layer = <R, E, const ExcludeTestServices extends boolean = false>(
 (
   name: string,
   body: (it: SuiteMethods<R | (ExcludeTestServices extends true ? never : TestServices.TestServices)>) => void
-) =>
-  describe(name, () => {
+): void =>
+  void describe(name, () => {
     type Services = R | (ExcludeTestServices extends true ? never : TestServices.TestServices)
     const withTestServices = (options.excludeTestServices === true
       ? suiteLayer
