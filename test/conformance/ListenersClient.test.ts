@@ -12,7 +12,8 @@ import * as Harness from "../support/Harness.js"
 import { appId } from "./support/Conformance.js"
 import { layer } from "../support/SuiteLayer.js"
 
-layer(Harness.serviceWithClient("sk_acme_org", { bootDelay: Duration.millis(10) }), { excludeTestServices: true })(
+describe.each(Harness.variants({ sqlite: true }))("$name", (variant) =>
+layer(Harness.serviceWithClientOn(variant, "sk_acme_org", { bootDelay: Duration.millis(10) }), { excludeTestServices: true })(
   "Listeners client",
   (it) => {
     describe("publish, custom domains, unpublish", () => {
@@ -41,4 +42,4 @@ layer(Harness.serviceWithClient("sk_acme_org", { bootDelay: Duration.millis(10) 
         }))
     })
   }
-)
+))

@@ -74,7 +74,8 @@ describe("the local model's whole answer", () => {
   }
 })
 
-layer(Harness.serviceWithClient(), { excludeTestServices: true })("non-streamed responses", (it) => {
+describe.each(Harness.variants())("$name", (variant) =>
+layer(Harness.serviceWithClientOn(variant), { excludeTestServices: true })("non-streamed responses", (it) => {
   it.effect("end in the same final object as the streamed response, for every max_output_tokens, with and without reasoning", () =>
     Effect.gen(function*() {
       const limits = [...Array.from({ length: 70 }, (_, index) => index + 1), undefined]
@@ -130,4 +131,4 @@ layer(Harness.serviceWithClient(), { excludeTestServices: true })("non-streamed 
       )
       expect(pending.size).toBe(0)
     }), 180_000)
-})
+}))

@@ -14,7 +14,8 @@ const model = "boxkit-local"
 
 const openai = Effect.map(LocalService.baseUrl, (baseURL) => new OpenAI({ apiKey: "sk_acme_org", baseURL, maxRetries: 0 }))
 
-layer(Harness.service(), { excludeTestServices: true })("the openai npm client against the local service", (it) => {
+describe.each(Harness.variants())("$name", (variant) =>
+layer(Harness.serviceOn(variant), { excludeTestServices: true })("the openai npm client against the local service", (it) => {
   describe("responses", () => {
     it.effect("creates a foreground response and retrieves it", () =>
       Effect.gen(function*() {
@@ -109,4 +110,4 @@ layer(Harness.service(), { excludeTestServices: true })("the openai npm client a
         }
       }))
   })
-})
+}))

@@ -28,7 +28,8 @@ const text = (json: any): string =>
     part.text
   ).join("")
 
-layer(Harness.service({}, seedWithOtherOrg), { excludeTestServices: true })("POST /v1/responses request rules", (it) => {
+describe.each(Harness.variants())("$name", (variant) =>
+layer(Harness.serviceOn(variant, {}, seedWithOtherOrg), { excludeTestServices: true })("POST /v1/responses request rules", (it) => {
   describe("input", () => {
     it.effect("is required: missing, empty string and empty array are 400 naming input", () =>
       Effect.gen(function*() {
@@ -411,4 +412,4 @@ layer(Harness.service({}, seedWithOtherOrg), { excludeTestServices: true })("POS
         expect(unknown.json.error.type).toBe("not_found_error")
       }))
   })
-})
+}))

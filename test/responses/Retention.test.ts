@@ -14,7 +14,7 @@ const model = "boxkit-local"
  * The service for these tests: box lifetimes are checked hourly instead of every second, so that moving the TestClock
  * by minutes does not run thousands of lifetime checks.
  */
-const service = () => Harness.service({ expiryCheckInterval: Duration.hours(1) })
+const service = (variant: Harness.Variant) => Harness.serviceOn(variant, { expiryCheckInterval: Duration.hours(1) })
 
 /** Waits in real time (the TestClock does not move while the service does real I/O). */
 const realWait = (millis: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
@@ -45,7 +45,7 @@ const submitAndFinish = (metadata: Record<string, string> = {}) =>
     return accepted.json.id as string
   })
 
-describe("result retention", () => {
+describe.each(Harness.variants())("result retention ($name)", (variant) => {
   it.scoped("a finished result not yet delivered stays; the first GET starts 10 minutes; reads do not extend them", () =>
     Effect.gen(function*() {
       const id = yield* submitAndFinish()
@@ -65,7 +65,7 @@ describe("result retention", () => {
       expect(expired.json.error.type).toBe("not_found_error")
       yield* TestClock.adjust(Duration.minutes(1))
       expect(yield* statusOf(id)).toBe(404)
-    }).pipe(Effect.provide(service())))
+    }).pipe(Effect.provide(service(variant))))
 
   it.scoped("a foreground answer is the first delivery: 404 ten minutes after it", () =>
     Effect.gen(function*() {
@@ -75,7 +75,7 @@ describe("result retention", () => {
       expect(yield* statusOf(created.json.id)).toBe(200)
       yield* TestClock.adjust(Duration.minutes(1))
       expect(yield* statusOf(created.json.id)).toBe(404)
-    }).pipe(Effect.provide(service())))
+    }).pipe(Effect.provide(service(variant))))
 
   it.scoped("a successful webhook is the first delivery: 404 ten minutes after it, reads in between", () =>
     Effect.gen(function*() {
@@ -94,7 +94,7 @@ describe("result retention", () => {
       expect(yield* statusOf(id)).toBe(200)
       yield* TestClock.adjust(Duration.minutes(1))
       expect(yield* statusOf(id)).toBe(404)
-    }).pipe(Effect.provide(service())))
+    }).pipe(Effect.provide(service(variant))))
 
   it.scoped("a failed webhook is no delivery: the result stays until read", () =>
     Effect.gen(function*() {
@@ -109,5 +109,5 @@ describe("result retention", () => {
       expect(state.responses.find((entry: any) => entry.id === id).first_delivered_at).not.toBeNull()
       yield* TestClock.adjust(Duration.minutes(10))
       expect(yield* statusOf(id)).toBe(404)
-    }).pipe(Effect.provide(service())))
+    }).pipe(Effect.provide(service(variant))))
 })

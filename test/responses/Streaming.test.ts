@@ -26,7 +26,8 @@ const textEvents = [
 const shape = (types: Array<string>) =>
   types.filter((type, index) => !(type.endsWith(".delta") && types[index - 1] === type))
 
-layer(Harness.serviceWithClient(), { excludeTestServices: true })("streamed responses", (it) => {
+describe.each(Harness.variants())("$name", (variant) =>
+layer(Harness.serviceWithClientOn(variant), { excludeTestServices: true })("streamed responses", (it) => {
   describe("wire format", () => {
     it.effect("text/event-stream with event: <type> and data: <event JSON>, in the Responses order", () =>
       Effect.gen(function*() {
@@ -164,4 +165,4 @@ layer(Harness.serviceWithClient(), { excludeTestServices: true })("streamed resp
         expect(missing._tag).toBe("ResponseExpiredError")
       }))
   })
-})
+}))

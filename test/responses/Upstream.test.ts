@@ -89,13 +89,13 @@ const upstream = (request: Received, response: ServerResponse) => {
 }
 
 /** Runs `body` with a fake upstream and the local service backed by it (key `sk-upstream`). */
-const withUpstream = <A, E>(
+const withUpstream = <A, E>(variant: Harness.Variant, 
   body: (received: Array<Received>) => Effect.Effect<A, E, HttpServer.HttpServer | Scope.Scope>
 ) =>
   Effect.scoped(Effect.gen(function*() {
     const fake = yield* fakeServer(upstream)
     const service = LocalService.layerNode(Harness.seed, {
-      server: Harness.server,
+      server: variant.server,
       languageModel: UpstreamModel.layer({ url: `${fake.url}/v1/`, apiKey: Redacted.make("sk-upstream") })
     })
     return yield* Effect.provide(body(fake.received), service)
@@ -106,9 +106,9 @@ const text = (json: any): string =>
     part.text
   ).join("")
 
-describe("UpstreamModel", () => {
+describe.each(Harness.variants())("UpstreamModel ($name)", (variant) => {
   it.live("a foreground response gets the upstream's text; the request is a streamed chat completion", () =>
-    withUpstream((received) =>
+    withUpstream(variant, (received) =>
       Effect.gen(function*() {
         const answer = yield* postResponse({
           model: "llama-local",
@@ -146,7 +146,7 @@ describe("UpstreamModel", () => {
       })))
 
   it.live("a streamed response relays the upstream's deltas as Responses events", () =>
-    withUpstream(() =>
+    withUpstream(variant, () =>
       Effect.gen(function*() {
         const answer = yield* postResponse({ model: "llama-local", input: "Say hello", stream: true })
         const events = parseSse(answer.text)
@@ -159,7 +159,7 @@ describe("UpstreamModel", () => {
       })))
 
   it.live("images go as image_url parts and inline PDFs as file parts", () =>
-    withUpstream((received) =>
+    withUpstream(variant, (received) =>
       Effect.gen(function*() {
         const answer = yield* postResponse({
           model: "llava-local",
@@ -184,7 +184,7 @@ describe("UpstreamModel", () => {
       })))
 
   it.live("the pre-tokenized prompt goes verbatim to /completions as prompt ids", () =>
-    withUpstream((received) =>
+    withUpstream(variant, (received) =>
       Effect.gen(function*() {
         const answer = yield* postResponse({ model: "llama-local", input: "ignored", prompt_token_ids: [1, 2, 2147483647] })
         expect(text(answer.json)).toBe("Tokens in verbatim")
@@ -194,7 +194,7 @@ describe("UpstreamModel", () => {
       })))
 
   it.live("reasoning deltas become a reasoning item; max_output_tokens is max_tokens, a length stop is incomplete", () =>
-    withUpstream((received) =>
+    withUpstream(variant, (received) =>
       Effect.gen(function*() {
         const reasoned = yield* postResponse({ model: "llama-local", input: "Think", reasoning: { effort: "low" } })
         expect(JSON.parse(received[0].body).reasoning_effort).toBe("low")
@@ -217,14 +217,14 @@ describe("UpstreamModel", () => {
       })))
 
   it.live("an upstream that answers one JSON object instead of a stream is read too", () =>
-    withUpstream(() =>
+    withUpstream(variant, () =>
       Effect.gen(function*() {
         const answer = yield* postResponse({ model: "json", input: "x" })
         expect(text(answer.json)).toBe("A whole answer.")
       })))
 
   it.live("upstream failures: foreground 500 naming the response, stored failed, no webhook; streams end failed", () =>
-    withUpstream(() =>
+    withUpstream(variant, () =>
       Effect.gen(function*() {
         const hook = yield* fakeServer((_, response) => {
           response.writeHead(200).end()
@@ -267,7 +267,7 @@ describe("UpstreamModel", () => {
       })))
 
   it.live("a client that goes away mid-stream cancels the response and the upstream request", () =>
-    withUpstream(() =>
+    withUpstream(variant, () =>
       Effect.gen(function*() {
         const base = yield* LocalService.baseUrl
         const id = yield* Effect.promise(async () => {
@@ -304,7 +304,7 @@ describe("UpstreamModel", () => {
       yield* Effect.promise(() => sleep(20))
       const answer = yield* postResponse({ model: "llama-local", input: "x" }).pipe(
         Effect.provide(LocalService.layerNode(Harness.seed, {
-      server: Harness.server, languageModel: UpstreamModel.layer({ url }) }))
+      server: variant.server, languageModel: UpstreamModel.layer({ url }) }))
       )
       expect(answer.status).toBe(500)
       expect(answer.json.error.code).toBe("upstream_unreachable")
@@ -325,7 +325,7 @@ describe("UpstreamModel", () => {
       )
       const answer = yield* postResponse({ model: "llama-local", input: "x" }).pipe(
         Effect.provide(LocalService.layerNode(Harness.seed, {
-      server: Harness.server,
+      server: variant.server,
           languageModel: UpstreamModel.layerFromEnv(`${fake.url}/v1`)
         }))
       )

@@ -31,7 +31,8 @@ const deliveriesOf = (id: string) =>
 const startReceiver = <E>(options: WebhookReceiver.ReceiverOptions<E, never>) =>
   Effect.map(Layer.build(WebhookReceiver.layer(options)), (context) => Context.get(context, WebhookReceiver.WebhookReceiverUrl))
 
-layer(Harness.serviceWithClient(), { excludeTestServices: true })("completion webhooks to the receiver", (it) => {
+describe.each(Harness.variants())("$name", (variant) =>
+layer(Harness.serviceWithClientOn(variant), { excludeTestServices: true })("completion webhooks to the receiver", (it) => {
   describe("delivery", () => {
     it.scoped("a receiver that fails twice then answers 200 gets exactly one completion handed to its handler", () =>
       Effect.gen(function*() {
@@ -175,4 +176,4 @@ layer(Harness.serviceWithClient(), { excludeTestServices: true })("completion we
         expect(read.status).toBe("completed")
       }))
   })
-})
+}))
