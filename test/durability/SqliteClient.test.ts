@@ -11,7 +11,7 @@ import { createClient } from "@libsql/client"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Either, Fiber, Layer } from "effect"
 import Database from "libsql"
-import { mkdtempSync, rmSync } from "node:fs"
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as SqliteClient from "../../src/Server/state/sql/SqliteClient.js"
@@ -205,6 +205,28 @@ describe("the SQLite client of the state store", () => {
         expect(committed(file, "SELECT id FROM items ORDER BY id")).toEqual([{ id: "kept" }, { id: "statement" }])
       })
     ))
+})
+
+describe("the adapter when its layer closes", () => {
+  it.scoped("leaves every write in the database file itself: the log is checkpointed and emptied", () =>
+    Effect.gen(function*() {
+      const file = yield* databaseFile
+      yield* Effect.scoped(Effect.provide(
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`CREATE TABLE items (id TEXT PRIMARY KEY)`
+          for (let index = 0; index < 200; index++) yield* sql`INSERT INTO items (id) VALUES (${`item-${index}`})`
+          // Statements prepared and kept by the client while it ran.
+          expect((yield* sql`SELECT count(*) AS count FROM items`)[0]).toEqual({ count: 200 })
+        }),
+        prepared(file)
+      ))
+      expect(existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0).toBe(0)
+      // The database file alone (a copy taken after the stop, without its log) holds every write.
+      const copy = `${file}.copy`
+      copyFileSync(file, copy)
+      expect(committed(copy, "SELECT count(*) AS count FROM items")).toEqual([{ count: 200 }])
+    }))
 })
 
 describe("the adapter after SQLITE_BUSY (another connection held the write lock past the busy timeout)", () => {

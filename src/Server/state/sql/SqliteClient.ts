@@ -214,14 +214,32 @@ export const make = (
     })
   })
 
-/** The client as the `SqlClient` service; the database is closed when the layer closes. */
+/**
+ * Copies every write of the log into the database file and empties the log, then closes `database`. The driver's
+ * `close` neither checkpoints nor removes the log while statements it prepared are alive (the client keeps them),
+ * so without it the log stays beside the file and the next open recovers it. A checkpoint that cannot run (another
+ * connection reading) leaves the log as it is, for the next open.
+ */
+const checkpointAndClose = (database: Database): void => {
+  try {
+    database.exec("PRAGMA wal_checkpoint(TRUNCATE)")
+  } catch {
+    // The log stays; the next open recovers it.
+  }
+  database.close()
+}
+
+/**
+ * The client as the `SqlClient` service; when the layer closes, the log is checkpointed into the database file and
+ * the database is closed (the file then holds every write by itself).
+ */
 export const layer = (open: () => Database, intMode: IntMode = "number"): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
   Layer.scoped(
     SqlClient.SqlClient,
     Effect.flatMap(
       Effect.acquireRelease(
         Effect.try({ try: open, catch: failure("Failed to open the database") }),
-        (database) => Effect.sync(() => database.close())
+        (database) => Effect.sync(() => checkpointAndClose(database))
       ),
       (database) => make(database, intMode)
     )
