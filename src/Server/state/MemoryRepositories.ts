@@ -86,7 +86,10 @@ export class MemoryTablesOfState extends Context.Tag("boxkit/server/MemoryTables
 /** The SHA-256 of an API key, hex: how a snapshot names a key. */
 export const keyHashOf = (key: string): string => createHash("sha256").update(key).digest("hex")
 
-/** The in-memory Identity over `tables`: a key is found by itself, else (when any is) by its hash. */
+/**
+ * The in-memory Identity over `tables`: a key is found by itself, else (when any is known only by its hash) by its
+ * hash, and from then on by itself.
+ */
 const makeIdentity = (tables: MemoryTables): Identity["Type"] => {
   const organizations = mapStore<OrganizationRecord>()
   const { hashedKeys, keys, users } = tables
@@ -95,7 +98,10 @@ const makeIdentity = (tables: MemoryTables): Identity["Type"] => {
       Effect.sync(() => {
         const known = keys.get(Redacted.value(key))
         if (known !== undefined || hashedKeys.size === 0) return Option.fromNullable(known)
-        return Option.fromNullable(hashedKeys.get(keyHashOf(Redacted.value(key))))
+        const hashed = hashedKeys.get(keyHashOf(Redacted.value(key)))
+        // Found by its hash once, the key is then found by itself, as a key given by a seed is.
+        if (hashed !== undefined) keys.set(Redacted.value(key), hashed)
+        return Option.fromNullable(hashed)
       }),
     organization: organizations.get,
     user: (id) => Effect.sync(() => Option.fromNullable(users.get(id))),
