@@ -23,7 +23,7 @@ const twoInstances = (settings: Partial<LocalServiceSettings>) =>
     yield* TestClock.setTime(Date.now())
     const url = yield* Postgres.testDatabase
     const instance = Layer.build(
-      LocalService.layerNode(Harness.seed, { settings, server: Harness.server, state: postgresState(url) })
+      LocalService.layerNode(Harness.seed, { settings, server: Harness.fast.server, state: postgresState(url) })
     )
     const instances: ReadonlyArray<Context.Context<C.Services>> = [yield* instance, yield* instance]
     return instances

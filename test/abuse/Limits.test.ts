@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { maxDepth } from "../../src/Domain/Json.js"
 import { requestLimits } from "../../src/Domain/ModelResponse.js"
 import * as C from "../conformance/support/Conformance.js"
+import * as Harness from "../support/Harness.js"
 
 const repeat = (character: string, count: number) => character.repeat(count)
 const respond = (extra: Record<string, unknown>) => C.post("/v1/responses", { model: "boxkit-local", input: "x", ...extra })
@@ -30,9 +31,9 @@ const postDeep = (path: string, fields: Record<string, unknown>, field: string, 
   })
 }
 
-describe("create-response field limits", () => {
+describe.each(Harness.variants())("create-response field limits ($name)", (variant) => {
   it.effect("metadata: 16 pairs, keys of 64 characters, values of 512", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const pairs = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, index) => [`k${index}`, "v"]))
       expect((yield* respond({ metadata: pairs(requestLimits.metadataPairs) })).status).toBe(200)
       expect400(yield* respond({ metadata: pairs(requestLimits.metadataPairs + 1) }), "metadata")
@@ -44,7 +45,7 @@ describe("create-response field limits", () => {
     })))
 
   it.effect("model, user and prompt_cache_key: 256 characters; tools: 128", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       expect400(yield* C.post("/v1/responses", { model: repeat("m", requestLimits.modelLength + 1), input: "x" }), "model")
       expect((yield* C.post("/v1/responses", { model: repeat("m", requestLimits.modelLength), input: "x" })).status).toBe(200)
       expect400(yield* respond({ user: repeat("u", requestLimits.userLength + 1) }), "user")
@@ -55,7 +56,7 @@ describe("create-response field limits", () => {
     })))
 
   it.effect("input: at most 8 MiB as JSON text", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const over = yield* C.post("/v1/responses", { model: "boxkit-local", input: repeat("x", requestLimits.inputJsonLength + 1), background: true })
       expect400(over, "input")
       const items = [{ role: "user", content: repeat("x", requestLimits.inputJsonLength) }]
@@ -63,9 +64,9 @@ describe("create-response field limits", () => {
     })))
 })
 
-describe("JSON nesting depth", () => {
+describe.each(Harness.variants())("JSON nesting depth ($name)", (variant) => {
   it.effect(`a body nested deeper than ${maxDepth} levels is a 400 naming its field, on every JSON operation; never a 500`, () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const response = { model: "boxkit-local", input: "x" }
       expect400(yield* postDeep("/v1/responses", response, "reasoning", 5_000), "reasoning")
       expect400(yield* postDeep("/v1/responses", response, "tools", 5_000), "tools")

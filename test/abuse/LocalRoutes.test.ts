@@ -33,7 +33,7 @@ const raw = (origin: string, path: string, options: { method?: string; headers?:
 const origin = Effect.map(LocalService.baseUrl, (baseUrl) => baseUrl.replace(/\/v1$/, ""))
 const runtimeBody = JSON.stringify({ guest_schema_version: 9 })
 
-describe("the /_local routes against a web page", () => {
+describe.each(Harness.variants())("the /_local routes against a web page ($name)", (variant) => {
   it.live("a simple cross-origin POST (text/plain, a foreign Origin) cannot change the runtime version", () =>
     Effect.gen(function*() {
       const service = yield* origin
@@ -50,7 +50,7 @@ describe("the /_local routes against a web page", () => {
       expect(plain.json.error.param).toBe("Content-Type")
       const state = yield* raw(service, "/_local/state")
       expect(state.json.guest_schema_version).toBe(1)
-    }).pipe(Effect.provide(Harness.service())))
+    }).pipe(Effect.provide(Harness.serviceOn(variant))))
 
   it.live("a page whose name was rebound to 127.0.0.1 (a foreign Host) cannot read the state", () =>
     Effect.gen(function*() {
@@ -60,7 +60,7 @@ describe("the /_local routes against a web page", () => {
       expect(rebound.json.boxes).toBeUndefined()
       const foreignOrigin = yield* raw(service, "/_local/state", { headers: { origin: "http://attacker.example" } })
       expect(foreignOrigin.status).toBe(403)
-    }).pipe(Effect.provide(Harness.service())))
+    }).pipe(Effect.provide(Harness.serviceOn(variant))))
 
   it.live("the service's own requests work: loopback Host names, its own Origin, JSON bodies", () =>
     Effect.gen(function*() {
@@ -76,5 +76,5 @@ describe("the /_local routes against a web page", () => {
       })
       expect(own.status).toBe(200)
       expect((yield* raw(service, "/_local/state", { headers: { origin: service } })).json.guest_schema_version).toBe(9)
-    }).pipe(Effect.provide(Harness.service())))
+    }).pipe(Effect.provide(Harness.serviceOn(variant))))
 })

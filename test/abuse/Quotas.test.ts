@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import * as C from "../conformance/support/Conformance.js"
+import * as Harness from "../support/Harness.js"
 
 const expectQuota = (answer: C.RawResponse, code: string) => {
   C.expectError(answer, 429, "quota_exceeded_error", { code })
@@ -15,9 +16,9 @@ const expectQuota = (answer: C.RawResponse, code: string) => {
 
 const organization = (state: any, id: string) => state.organizations.find((entry: any) => entry.id === id)
 
-describe("quotas per organization", () => {
+describe.each(Harness.variants({ sqlite: true }))("quotas per organization ($name)", (variant) => {
   it.effect("boxes not terminated: the next create is refused and makes nothing; a termination frees a place", () =>
-    C.withService({ quotas: { boxes: 2, backgroundResponses: 1000, storedBytes: 1 << 30 } })(Effect.gen(function*() {
+    C.withServiceOn(variant, { quotas: { boxes: 2, backgroundResponses: 1000, storedBytes: 1 << 30 } })(Effect.gen(function*() {
       const first = yield* C.createBox({ name: "q1" })
       yield* C.createBox({ name: "q2" })
       expectQuota(yield* C.post("/v1/boxes", C.boxBody({ name: "q3" })), "boxes")
@@ -30,7 +31,7 @@ describe("quotas per organization", () => {
     })))
 
   it.effect("boxes: the request's own checks come first; a refused create gives back the tcp address it took", () =>
-    C.withService({ quotas: { boxes: 1, backgroundResponses: 1000, storedBytes: 1 << 30 } })(Effect.gen(function*() {
+    C.withServiceOn(variant, { quotas: { boxes: 1, backgroundResponses: 1000, storedBytes: 1 << 30 } })(Effect.gen(function*() {
       const first = yield* C.createBox({ name: "q1" })
       // Over the quota, a create that fails its own checks gets their answer (the quota is checked at the insert).
       C.expectError(yield* C.post("/v1/boxes", C.boxBody({ app_id: "app_missing" })), 404, "not_found_error")
@@ -46,7 +47,7 @@ describe("quotas per organization", () => {
     })))
 
   it.effect("stored bytes: a clipboard write or a response that would pass the quota is refused", () =>
-    C.withService({ quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 64 * 1024 } })(Effect.gen(function*() {
+    C.withServiceOn(variant, { quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 64 * 1024 } })(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       const write = (bytes: number) =>
         C.request(`/v1/boxes/${boxId}/clipboard`, {
@@ -65,7 +66,7 @@ describe("quotas per organization", () => {
     })))
 
   it.effect("stored bytes: over the quota, a clipboard write that frees bytes (empty or smaller) is never refused", () =>
-    C.withService({ quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 64 * 1024 } })(Effect.gen(function*() {
+    C.withServiceOn(variant, { quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 64 * 1024 } })(Effect.gen(function*() {
       const small = yield* C.runningBox({ name: "small" })
       const large = yield* C.runningBox({ name: "large" })
       const write = (boxId: string, bytes: number) =>
@@ -92,7 +93,7 @@ describe("quotas per organization", () => {
     })))
 
   it.effect("background responses in flight: the next one is refused until one finishes", () =>
-    C.withService({ quotas: { boxes: 1000, backgroundResponses: 2, storedBytes: 1 << 30 } })(Effect.gen(function*() {
+    C.withServiceOn(variant, { quotas: { boxes: 1000, backgroundResponses: 2, storedBytes: 1 << 30 } })(Effect.gen(function*() {
       // The background delay runs on the TestClock: accepted responses wait until it is moved.
       const background = () => C.post("/v1/responses", { model: "boxkit-local", input: "x", background: true })
       expect((yield* background()).status).toBe(202)
@@ -104,7 +105,7 @@ describe("quotas per organization", () => {
       expect((yield* background()).status).toBe(202)
     })))
   it.effect("secrets, egress policies and apps: past each quota a new one is refused; replacing or finding is not", () =>
-    C.withService({ quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 1 << 30, secrets: 3, egressPolicies: 2, apps: 3 } })(
+    C.withServiceOn(variant, { quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 1 << 30, secrets: 3, egressPolicies: 2, apps: 3 } })(
       Effect.gen(function*() {
         const held = organization(yield* C.state, "org_acme").usage
         // The example seed may already hold some: fill each quota from there, sending the requests at once.
@@ -147,7 +148,7 @@ describe("quotas per organization", () => {
       })))
 
   it.effect("stored bytes: 12 clipboard writes of 8 KiB at once with a quota of 64 KiB store at most 64 KiB", () =>
-    C.withService({ quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 64 * 1024 } })(Effect.gen(function*() {
+    C.withServiceOn(variant, { quotas: { boxes: 1000, backgroundResponses: 1000, storedBytes: 64 * 1024 } })(Effect.gen(function*() {
       const boxIds = yield* Effect.forEach(Array.from({ length: 12 }, (_, index) => index), (index) =>
         C.runningBox({ name: `clip${index}` }))
       const answers = yield* Effect.forEach(boxIds, (boxId) =>

@@ -16,9 +16,9 @@ const seed = C.seedWith({
   api_keys: [{ key: "sk_new_org", org_id: "org_new" }]
 })
 
-describe("slow request bodies", () => {
+describe.each(Harness.variants())("slow request bodies ($name)", (variant) => {
   it.effect("hold a new organization's in-flight cap only until the request timeout", () =>
-    C.withService({ newOrgInFlightCap: 2, requestTimeout: Duration.seconds(1) }, seed)(Effect.gen(function*() {
+    C.withServiceOn(variant, { newOrgInFlightCap: 2, requestTimeout: Duration.seconds(1) }, seed)(Effect.gen(function*() {
       const held = [
         yield* C.hold("/v1/apps/find", { name: "x" }, "sk_new_org"),
         yield* C.hold("/v1/apps/find", { name: "x" }, "sk_new_org")
@@ -38,10 +38,10 @@ describe("slow request bodies", () => {
     })))
 })
 
-describe("boxkit serve --drain-seconds", () => {
+describe.each(Harness.variants())("boxkit serve --drain-seconds ($name)", (variant) => {
   it.live("is a hard limit: a slow body does not keep the process past it", () =>
     Effect.promise(async () => {
-      const served = await Crash.serve(["--drain-seconds", "1", "--server", Harness.server])
+      const served = await Crash.serve(["--drain-seconds", "1", "--server", variant.server])
       const url = served.url
       // A create-box request whose body never finishes arriving.
       const slow = http.request({

@@ -29,7 +29,7 @@ const seed = Schema.decodeUnknownSync(Seed.Seed)({
 
 /** The local service with short webhook attempts (its own delivery options) and few workers. */
 const service = (webhooks: WebhookDelivery.DeliveryOptions) =>
-  LocalService.layerNode(seed, { server: Harness.server, webhooks })
+  LocalService.layerNode(seed, { server: Harness.fast.server, webhooks })
 
 /** Polls `effect` every 20 ms until `done` holds (at most `seconds`). */
 const waitFor = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (value: A) => boolean, seconds = 30) =>

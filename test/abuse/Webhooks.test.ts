@@ -20,7 +20,7 @@ const waitFor = <A, R>(effect: Effect.Effect<A, never, R>, done: (value: A) => b
     return yield* Effect.dieMessage("condition not met in time")
   })
 
-describe("completion webhooks aimed at the service itself", () => {
+describe.each(Harness.variants())("completion webhooks aimed at the service itself ($name)", (variant) => {
   it.live("never reach its routes, whatever the spelling of its address: one refused attempt each, no retries", () =>
     Effect.gen(function*() {
       const port = new URL(yield* LocalService.baseUrl).port
@@ -47,7 +47,7 @@ describe("completion webhooks aimed at the service itself", () => {
         expect(attempts[0].error).toContain("this service's own address")
       }
       expect(state.guest_schema_version).toBe(1)
-    }).pipe(Effect.provide(Harness.service())))
+    }).pipe(Effect.provide(Harness.serviceOn(variant))))
 
   it.live("a receiver of the user on loopback still gets its delivery", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -62,10 +62,10 @@ describe("completion webhooks aimed at the service itself", () => {
       })
       yield* waitFor(Effect.sync(() => hook.received.length), (count) => count === 1)
       expect(JSON.parse(hook.received[0].body).id).toBe(accepted.json.id)
-    })).pipe(Effect.provide(Harness.service())))
+    })).pipe(Effect.provide(Harness.serviceOn(variant))))
 })
 
-describe("credentials in a webhook URL", () => {
+describe.each(Harness.variants())("credentials in a webhook URL ($name)", (variant) => {
   it.live("are delivered with, and never shown: not in the answer, a read, a stream, nor /_local/state", () =>
     Effect.scoped(Effect.gen(function*() {
       const hook = yield* fakeServer((_, response) => {
@@ -86,5 +86,5 @@ describe("credentials in a webhook URL", () => {
       const state = yield* Harness.fetchRaw("/_local/state")
       expect(state.text).not.toContain("hookpassword")
       expect(state.text).not.toContain("hookuser")
-    })).pipe(Effect.provide(Harness.service())))
+    })).pipe(Effect.provide(Harness.serviceOn(variant))))
 })

@@ -13,6 +13,7 @@ import * as http from "node:http"
 import { requestLimits } from "../../src/Domain/ModelResponse.js"
 import * as LocalService from "../../src/Server/LocalService.js"
 import * as C from "../conformance/support/Conformance.js"
+import * as Harness from "../support/Harness.js"
 
 /**
  * Runs `effect` while recording, for everything in this process, the length of the longest text given to
@@ -79,9 +80,9 @@ const expectRefusedNaming = (answer: C.RawResponse, param: string) => {
   expect(answer.json.error.param).toBe(param)
 }
 
-describe("a huge value in a bounded member", () => {
+describe.each(Harness.variants())("a huge value in a bounded member ($name)", (variant) => {
   it.effect("a 30 MiB metadata value is a 400 naming metadata, decided without parsing the body", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const body = `{"model":"boxkit-local","input":"x","metadata":{"k":"${"v".repeat(30 * mib)}"}}`
       const { answer, concatenated, longestParse } = yield* watchingParse(send("/v1/responses", body))
       expect(longestParse).toBeLessThan(64 * 1024)
@@ -91,7 +92,7 @@ describe("a huge value in a bounded member", () => {
     })))
 
   it.effect("a 30 MiB model, or a 30 MiB string where stream takes a boolean, is a 400 naming it, without parsing", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const model = yield* watchingParse(send("/v1/responses", `{"input":"x","model":"${"m".repeat(30 * mib)}"}`))
       expectRefusedNaming(model.answer, "model")
       expect(model.longestParse).toBeLessThan(64 * 1024)
@@ -103,7 +104,7 @@ describe("a huge value in a bounded member", () => {
     })))
 
   it.effect("a 30 MiB input string (over 8 MiB characters) is a 400 naming input, without parsing the body", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const { answer, longestParse } = yield* watchingParse(
         send("/v1/responses", `{"model":"boxkit-local","input":"${"x".repeat(30 * mib)}"}`)
       )
@@ -112,7 +113,7 @@ describe("a huge value in a bounded member", () => {
     })))
 
   it.effect("a 200 KiB secret name is a 400 naming name, without parsing the body", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const { answer, longestParse } = yield* watchingParse(
         send("/v1/secrets", `{"name":"${"n".repeat(200 * 1024)}","value":"v"}`)
       )
@@ -121,9 +122,9 @@ describe("a huge value in a bounded member", () => {
     })))
 })
 
-describe("bounded members at their longest", () => {
+describe.each(Harness.variants())("bounded members at their longest ($name)", (variant) => {
   it.effect("every character escaped and 1 MiB of whitespace between tokens: accepted, metadata kept", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       // Every UTF-16 code unit as `\uXXXX`: the longest a JSON string can be written.
       const escape = (text: string) =>
         `"${Array.from({ length: text.length }, (_, unit) => `\\u${text.charCodeAt(unit).toString(16).padStart(4, "0")}`).join("")}"`

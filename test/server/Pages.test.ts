@@ -27,7 +27,7 @@ const createBox = (key: string) =>
       }).then((response) => response.status)
     ))
 
-describe(`pages beside /v1 (${Harness.server})`, () => {
+describe.each(Harness.variants())("pages beside /v1 ($name)", (variant) => {
   it.scopedLive("/docs without a key: the reference page, its assets inline", () =>
     Effect.gen(function*() {
       const docs = yield* get("/docs")
@@ -36,7 +36,7 @@ describe(`pages beside /v1 (${Harness.server})`, () => {
       expect(docs.text).toContain("SwaggerUIBundle(")
       expect(docs.text).toContain("\"/v1/boxes/{box_id}/upgrade\"")
       expect(docs.text).not.toMatch(/<(script|link)[^>]+(src|href)="https?:/)
-    }).pipe(Effect.provide(Harness.service())))
+    }).pipe(Effect.provide(Harness.serviceOn(variant))))
 
   it.scopedLive("/_local/: the page on loopback, nothing from elsewhere; a foreign page refused; recent requests", () =>
     Effect.gen(function*() {
@@ -56,5 +56,5 @@ describe(`pages beside /v1 (${Harness.server})`, () => {
         ["POST", "/v1/boxes", 201, false]
       ])
       expect(JSON.stringify(state.recent_requests)).not.toContain("sk_acme_org")
-    }).pipe(Effect.provide(Harness.service())))
+    }).pipe(Effect.provide(Harness.serviceOn(variant))))
 })

@@ -17,11 +17,11 @@ const find = Harness.fetchRaw("/v1/apps/find", {
 
 const serverSpans = (recorder: Capture.Recorder) => recorder.spans.filter((span) => span.name.startsWith("http.server"))
 
-describe("request tracing", () => {
+describe.each(Harness.variants())("request tracing ($name)", (variant) => {
   it.live("is off by default: requests make no server span", () =>
     Effect.gen(function*() {
       const recorder = yield* Capture.make
-      const status = yield* recorder.record(Effect.provide(Effect.map(find, (response) => response.status), Harness.service()))
+      const status = yield* recorder.record(Effect.provide(Effect.map(find, (response) => response.status), Harness.serviceOn(variant)))
       expect(status).toBe(200)
       expect(serverSpans(recorder)).toEqual([])
     }))
@@ -31,7 +31,7 @@ describe("request tracing", () => {
       const recorder = yield* Capture.make
       const statuses = yield* recorder.record(Effect.provide(
         Effect.all([find, Harness.fetchRaw("/v1/secrets/NO_SUCH_SECRET", { headers: Harness.auth("sk_acme_org") })]),
-        Harness.service({ requestTracing: true })
+        Harness.serviceOn(variant, { requestTracing: true })
       ))
       expect(statuses.map((response) => response.status)).toEqual([200, 404])
       const spans = serverSpans(recorder)

@@ -27,7 +27,7 @@ const stateOf = (store: Store) =>
   store === "memory"
     ? undefined
     : store === "sqlite"
-    ? Harness.sqliteState()
+    ? Harness.sqliteStateOf(Harness.fast.sqliteClient)
     : Layer.unwrapScoped(Effect.map(Postgres.testDatabase, postgresState))
 
 /** Runs `program` against a fresh service on `store`, built in the test (so it shares the test's TestClock). */
@@ -35,7 +35,7 @@ export const withStore = (store: Store, settings: Partial<LocalServiceSettings>)
 <A, E, R>(program: Effect.Effect<A, E, R>) =>
   Effect.zipRight(
     TestClock.setTime(Date.now()),
-    Effect.provide(program, LocalService.layerNode(Harness.seed, { settings, server: Harness.server, state: stateOf(store) }))
+    Effect.provide(program, LocalService.layerNode(Harness.seed, { settings, server: Harness.fast.server, state: stateOf(store) }))
   )
 
 /** A create box that fails its own checks (400: the name is not a string), with `key`. */
