@@ -25,8 +25,9 @@
  * `it.effect(name, () => program.pipe(Effect.provide(BoxkitTesting.layer())))` (a fresh service per test) and
  * `it.live` work the same way.
  *
- * Clocks: the embedded service and the client services of this layer run on the real clock, whatever clock the test
- * provides. @effect/vitest's `layer(...)` and `it.effect` give the test `TestClock`, which stands still until the test
+ * Clocks: the embedded service runs on its own virtual clock (real time, at real speed, plus what
+ * `TestService.advance` moved it by: a box's lifetime, a webhook's rounds, an expiry in no real time), and the client
+ * services of this layer on the real clock, whatever clock the test provides. @effect/vitest's `layer(...)` and `it.effect` give the test `TestClock`, which stands still until the test
  * moves it; the service boots boxes and delivers webhooks in real time, so the client's waits on it (`awaitStatus`,
  * `awaitCompletion`, retry backoff, attempt timeouts and deadlines) pass in real time too, without `TestClock.adjust`.
  * The test's own code (`Effect.sleep`, `Schedule`) keeps the test's clock. One exception: the release of
@@ -37,7 +38,7 @@
  * @since 0.1.0
  */
 import type { HttpServerError } from "@effect/platform"
-import { Clock, Context, DefaultServices, Effect, Layer, Redacted, Schema, Stream } from "effect"
+import { Clock, Context, DefaultServices, Duration, Effect, Layer, Redacted, Schema, Stream } from "effect"
 import { Apps } from "./Client/Apps.js"
 import { Boxes } from "./Client/Boxes.js"
 import * as Boxkit from "./Client/Boxkit.js"
@@ -48,10 +49,12 @@ import { Exec } from "./Client/Exec.js"
 import { Listeners } from "./Client/Listeners.js"
 import { Responses } from "./Client/Responses.js"
 import { Secrets } from "./Client/Secrets.js"
+import * as ServiceClock from "./Server/clock/ServiceClock.js"
 import * as DemoSeed from "./Server/state/DemoSeed.js"
 import * as LocalService from "./Server/LocalService.js"
 import type { LocalServiceSettings } from "./Server/LocalServiceConfig.js"
 import * as Seed from "./Server/state/Seed.js"
+import type { StoreError } from "./Server/state/StoreError.js"
 
 /**
  * The usage of one organization in {@link LocalState}: active `boxes`, `background_responses` in flight,
@@ -234,6 +237,28 @@ export interface EmbeddedService {
   readonly baseUrl: string
   readonly apiKey: Redacted.Redacted<string>
   readonly state: Effect.Effect<LocalState>
+  /** The service's clock, as `GET /_local/clock` answers it. */
+  readonly clock: Effect.Effect<LocalClock>
+  /**
+   * Moves the service's virtual clock forward by `duration` and returns once everything that became due in between
+   * ran, in time order: box boots and lifetime ends, webhook rounds (really sent, awaited), then the sweeps of expired
+   * results and idempotency keys (`POST /_local/clock/advance`). Works under `TestClock` and the live clock alike:
+   * the service's clock is its own. Dies when the service was given `settings.clock: "real"`.
+   */
+  readonly advance: (duration: Duration.DurationInput) => Effect.Effect<LocalClock>
+}
+
+/**
+ * The embedded service's clock: `now` (RFC 3339), `mode` (`virtual` unless the test's `settings.clock` says `real`)
+ * and `offset_seconds`, how far it is ahead of the real time. Source: docs/ASSUMPTIONS.md "The virtual clock".
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface LocalClock {
+  readonly now: string
+  readonly mode: "virtual" | "real"
+  readonly offset_seconds: number
 }
 
 /**
@@ -320,7 +345,8 @@ export const layer = (options: Options = {}): Layer.Layer<Boxkit.Services | Test
   Layer.unwrapScoped(Effect.gen(function*() {
     const seed = yield* Schema.decodeUnknown(Seed.Seed)(options.seed ?? DemoSeed.example).pipe(Effect.orDie)
     const service = yield* Layer.build(
-      LocalService.layerNode(seed, { settings: options.settings ?? {} }).pipe(
+      // The virtual clock unless the test asks for the real one: `advance` moves it.
+      LocalService.layerNode(seed, { settings: { clock: "virtual", ...options.settings } }).pipe(
         // In memory, the state store cannot fail to open.
         Layer.catchAll((error) => error._tag === "StateStoreError" ? Layer.die(error) : Layer.fail(error)),
         // The service runs on the real clock even when a test provides TestClock to the layer.
@@ -329,9 +355,16 @@ export const layer = (options: Options = {}): Layer.Layer<Boxkit.Services | Test
     )
     const baseUrl = yield* LocalService.baseUrl.pipe(Effect.provide(service))
     const apiKey = Redacted.make(options.apiKey ?? "sk_acme_org")
+    const serviceClock = Context.get(service, ServiceClock.ServiceClock)
+    // In memory, the state store never fails (StoreError is a durable store's); a real clock cannot be advanced.
+    const onService = <A>(effect: Effect.Effect<A, StoreError | ServiceClock.ClockIsReal>) =>
+      effect.pipe(Effect.orDie, Effect.withClock(liveClock))
     const embedded: EmbeddedService = {
       baseUrl,
       apiKey,
+      clock: onService(Effect.map(serviceClock.read, ServiceClock.toJson)),
+      advance: (duration) =>
+        onService(Effect.map(serviceClock.advance(Duration.toMillis(Duration.decode(duration))), ServiceClock.toJson)),
       state: LocalService.localState.pipe(
         Effect.map(asLocalState),
         // In memory, the state store never fails (StoreError is a durable store's).

@@ -20,6 +20,7 @@ import * as DemoSeed from "../Server/state/DemoSeed.js"
 import * as FaultInjection from "../Server/pipeline/FaultInjection.js"
 import { type FaultSettings, noFaults } from "../Server/LocalServiceConfig.js"
 import * as LocalService from "../Server/LocalService.js"
+import * as ServiceClock from "../Server/clock/ServiceClock.js"
 import * as ServingPaths from "../Server/ServingPaths.js"
 import * as Admission from "../Server/pipeline/Admission.js"
 import * as Seed from "../Server/state/Seed.js"
@@ -85,6 +86,15 @@ const server = Options.choice("server", ServingPaths.names).pipe(
     "Serving path: " +
       ServingPaths.names.map((name) => `${name} (${ServingPaths.registry.paths[name].description})`).join(" or ") +
       "." + (ServingPaths.names.length > 1 ? " Both answer the same (docs/ASSUMPTIONS.md, \"Serving\")." : "")
+  )
+)
+
+const clock = Options.choice("clock", ServiceClock.clockModes).pipe(
+  Options.withDefault("real" as const),
+  Options.withDescription(
+    "The service's clock: real (the default), or virtual: it starts at the real time and runs at real speed, and " +
+      "POST /_local/clock/advance {\"seconds\": N} moves it forward, running the lifetimes, webhook rounds and " +
+      "expiries due in between before it answers (docs/ASSUMPTIONS.md, \"The virtual clock\")."
   )
 )
 
@@ -208,6 +218,7 @@ export interface ServeOptions {
   readonly faultsSeed?: number
   readonly modelUpstream?: Option.Option<string>
   readonly server?: LocalService.ServerKind
+  readonly clock?: ServiceClock.ClockMode
   readonly dataDir?: Option.Option<string>
   readonly databaseUrl?: Option.Option<Redacted.Redacted<string>>
   readonly instanceTimeoutSeconds?: number
@@ -339,6 +350,17 @@ const announce = (
     if ("version" in seed && location.fresh) yield* announceSnapshot(seed)
   })
 
+/** Says which clock the service runs on, and how far ahead a virtual one resumed (a restart on durable state). */
+const announceClock = (clock: Context.Tag.Service<ServiceClock.ServiceClock>) =>
+  Effect.gen(function*() {
+    if (clock.mode === "real") return
+    const reading = yield* Effect.orElseSucceed(clock.read, () => undefined)
+    const offset = reading === undefined || reading.offsetMillis === 0
+      ? ""
+      : ` (resumed ${reading.offsetMillis / 1000} s ahead of the real time, now ${new Date(reading.nowMillis).toISOString()})`
+    yield* Console.log(`clock: virtual${offset}; POST /_local/clock/advance {"seconds": N} moves it`)
+  })
+
 /** Says what a snapshot seed restored, and which of its secrets had no value (they are not restored). */
 const announceSnapshot = (snapshot: Snapshot.Snapshot) =>
   Effect.gen(function*() {
@@ -376,7 +398,8 @@ export const serve = (options: ServeOptions) =>
           newOrgInFlightCap: options.newOrgInFlightCap,
           faults: faultSettings,
           instanceTimeout: Duration.seconds(options.instanceTimeoutSeconds ?? 10),
-          quotas: quotasOf(options)
+          quotas: quotasOf(options),
+          clock: options.clock ?? "real"
         },
         state,
         languageModel: Option.match(options.modelUpstream ?? Option.none(), {
@@ -391,6 +414,7 @@ export const serve = (options: ServeOptions) =>
       const url = yield* Effect.provide(LocalService.baseUrl, context)
       const location = yield* Effect.provide(StateStore.StateLocation, context)
       yield* announce(url, location, options, faultSettings, loaded)
+      yield* announceClock(yield* Effect.provide(ServiceClock.ServiceClock, context))
       return yield* Effect.never
     }))
   })
@@ -409,6 +433,7 @@ export const command = Command.make(
     faultsSeed,
     modelUpstream,
     server,
+    clock,
     dataDir,
     databaseUrl,
     instanceTimeoutSeconds,

@@ -226,6 +226,12 @@ export const layerServices = (
   return servicesOn(clock, seed, settings, responses).pipe(ServiceClock.onClock(clock))
 }
 
+/** A snapshot's clock offset resumed by the service's clock (ServiceClock.ts `resume`; nothing for a seed). */
+const resumeClockOf = (start: Seed.Seed | Snapshot.Snapshot) =>
+  "version" in start && start.clock !== undefined && start.clock.mode === "virtual"
+    ? Effect.flatMap(ServiceClock.ServiceClock, (clock) => clock.resume(start.clock!.offset_seconds * 1000))
+    : Effect.void
+
 /** {@link layerServices} with the service's clock made by the caller (who runs the layer on it). */
 const servicesOn = (
   clock: ServiceClock.VirtualClock | undefined,
@@ -242,7 +248,11 @@ const servicesOn = (
     ))).pipe(Layer.provideMerge(store))
   // The seed goes into a new store only: a store that has organizations keeps what it has (docs/ASSUMPTIONS.md).
   const repositories = Layer.effectDiscard(
-    Effect.flatMap(StateStore.StateLocation, (location) => location.fresh ? applyStartingState(seed) : Effect.void).pipe(
+    Effect.flatMap(StateStore.StateLocation, (location) =>
+      location.fresh
+        // A snapshot's virtual clock resumes its offset first, so that its records are read at its time.
+        ? Effect.zipRight(resumeClockOf(seed), applyStartingState(seed))
+        : Effect.void).pipe(
       // A store that fails while the seed goes in could not be prepared.
       Effect.catchTag("StoreError", (error) => new StateStore.StateStoreError({ message: `Seeding: ${error.message}` }))
     )

@@ -11,7 +11,7 @@
  * twice. The offset is stored (ClockOffset.ts): a restart on a durable store resumes it; instances sharing a database
  * read it at each `GET /_local/clock` and every {@link pollInterval}.
  *
- * Source: docs/decisions/0009-virtual-clock.md, docs/ASSUMPTIONS.md "The virtual clock".
+ * Source: docs/decisions/0007-virtual-clock.md, docs/ASSUMPTIONS.md "The virtual clock".
  *
  * @since 0.1.0
  */
@@ -108,7 +108,8 @@ export interface DuePart {
  * The service's clock: its `mode`, the `Clock` its fibers run on (`clock`), `read` (the stored offset read first,
  * so an advance by another instance is seen), `advance` (moves a virtual clock forward by `millis` and runs what
  * became due, in time order; fails with {@link ClockIsReal} on a real clock, `StoreError` when the store does) and
- * `register` (a {@link DuePart}, for as long as the scope lasts).
+ * `register` (a {@link DuePart}, for as long as the scope lasts) and `resume` (a virtual clock set at least
+ * `offsetMillis` ahead of the real time, stored: a snapshot's clock; a real clock ignores it).
  *
  * @since 0.1.0
  * @category Services
@@ -119,6 +120,7 @@ export class ServiceClock extends Context.Tag("boxkit/server/ServiceClock")<Serv
   readonly read: Effect.Effect<ClockReading, StoreError>
   readonly advance: (millis: number) => Effect.Effect<ClockReading, ClockIsReal | StoreError>
   readonly register: (part: DuePart) => Effect.Effect<void, never, Scope.Scope>
+  readonly resume: (offsetMillis: number) => Effect.Effect<void, StoreError>
 }>() {}
 
 /**
@@ -245,7 +247,12 @@ export const layer = (clock: VirtualClock | undefined, options: { readonly durab
             yield* stepThrough(clock, [...parts], target)
             clock.setOffset(yield* offsets.raise(clock.offsetMillis))
             return reading()
-          })),
+            // The parts read the time of the fiber that runs them: the service's clock, whoever asks.
+          }).pipe(Effect.withClock(clock))),
+        resume: (offsetMillis) =>
+          clock === undefined
+            ? Effect.void
+            : Effect.flatMap(offsets.raise(offsetMillis), (stored) => Effect.sync(() => clock.setOffset(stored))),
         register: (part) =>
           Effect.acquireRelease(Effect.sync(() => parts.add(part)), () => Effect.sync(() => parts.delete(part))).pipe(
             Effect.asVoid

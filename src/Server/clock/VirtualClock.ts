@@ -5,7 +5,7 @@
  * deadline, by real time passing or by a move, whichever comes first: every `Effect.sleep`, `Schedule` and timeout
  * of a fiber on this clock follows it.
  *
- * Source: docs/decisions/0009-virtual-clock.md, docs/ASSUMPTIONS.md "The virtual clock".
+ * Source: docs/decisions/0007-virtual-clock.md, docs/ASSUMPTIONS.md "The virtual clock".
  *
  * @since 0.1.0
  */
@@ -108,12 +108,24 @@ export class VirtualClock implements Clock.Clock {
     if (offset > this.#offsetMillis) this.setOffset(offset)
   }
 
-  /** Sets the offset (milliseconds) when it is larger than the current one, and wakes the sleeps due by then. */
+  /**
+   * Sets the offset (milliseconds) when it is larger than the current one, wakes the sleeps due by then and re-arms
+   * the real timers of the others for what is now left of them.
+   */
   setOffset(offsetMillis: number): void {
     if (!(offsetMillis > this.#offsetMillis)) return
     this.#offsetMillis = offsetMillis
     const now = this.unsafeCurrentTimeMillis()
-    const due = [...this.#sleepers].filter((sleeper) => sleeper.deadlineMillis <= now)
+    const due: Array<Sleeper> = []
+    for (const sleeper of this.#sleepers) {
+      if (sleeper.deadlineMillis <= now) {
+        due.push(sleeper)
+      } else {
+        if (sleeper.timer !== undefined) clearTimeout(sleeper.timer)
+        sleeper.timer = undefined
+        this.#arm(sleeper)
+      }
+    }
     due.sort((left, right) => left.deadlineMillis - right.deadlineMillis)
     for (const sleeper of due) this.#wake(sleeper)
   }

@@ -13,9 +13,10 @@
  * @since 0.1.0
  */
 import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import * as ApiError from "../../ApiError.js"
 import * as ParseIssues from "../../ParseIssues.js"
+import * as ServiceClock from "../clock/ServiceClock.js"
 import * as RequestBody from "../pipeline/RequestBody.js"
 import * as Snapshot from "../state/Snapshot.js"
 import * as StateSnapshots from "../state/StateSnapshots.js"
@@ -31,12 +32,15 @@ export const maxSnapshotBytes = 64 * 1024 * 1024
 const wantsSecretValues = (request: HttpServerRequest.HttpServerRequest): boolean =>
   new URL(request.url, "http://localhost").searchParams.get("secret_values") === "include"
 
-/** The snapshot of the running service as the GET answers it. */
+/** The snapshot of the running service as the GET answers it, with the service's clock (ServiceClock.ts). */
 const answerSnapshot = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.map(
-    StateSnapshots.take({ secretValues: wantsSecretValues(request) }),
-    (snapshot) => HttpServerResponse.unsafeJson(Snapshot.encode(snapshot))
-  )
+  Effect.gen(function*() {
+    const snapshot = yield* StateSnapshots.take({ secretValues: wantsSecretValues(request) })
+    const service = yield* Effect.serviceOption(ServiceClock.ServiceClock)
+    if (Option.isNone(service)) return HttpServerResponse.unsafeJson(Snapshot.encode(snapshot))
+    const clock = ServiceClock.toJson(yield* service.value.read)
+    return HttpServerResponse.unsafeJson(Snapshot.encode({ ...snapshot, clock }))
+  })
 
 /** The body as a snapshot, or the 400 envelope naming what is not valid. */
 const decodeBody = (request: HttpServerRequest.HttpServerRequest) =>

@@ -18,6 +18,7 @@
  * @since 0.1.0
  */
 import { Clock, Context, Data, Duration, Effect, Layer, Option, Schedule } from "effect"
+import * as ServiceClock from "../clock/ServiceClock.js"
 import { createHash } from "node:crypto"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { defaultIdempotencyBytes, defaultIdempotencyKeys } from "../Quotas.js"
@@ -382,9 +383,11 @@ export const layerMemory: Layer.Layer<IdempotencyStore | MemoryRememberedKeys, n
       maxBytes: config.quotas.idempotencyBytes ?? defaultIdempotencyBytes,
       maxStoredBytes: config.quotas.storedBytes
     }, usage)
-    // Expired answers give their bytes back within a sweep interval, claimed again or not.
-    yield* Clock.currentTimeMillis.pipe(
-      Effect.map((now) => store.sweep(now)),
+    // Expired answers give their bytes back within a sweep interval, claimed again or not; and when an advance of the
+    // virtual clock ends (ServiceClock.ts).
+    const sweep = Effect.map(Clock.currentTimeMillis, (now) => store.sweep(now))
+    yield* ServiceClock.registerDue({ name: "idempotency key expiry", runDue: sweep })
+    yield* sweep.pipe(
       Effect.repeat(Schedule.spaced(config.sweepInterval)),
       Effect.forkScoped
     )

@@ -21,6 +21,7 @@ import * as ApiError from "../../ApiError.js"
 import type { PrincipalShape } from "../../Contract/Principal.js"
 import * as ModelResponse from "../../Domain/ModelResponse.js"
 import { LanguageModel } from "./LanguageModel.js"
+import * as ServiceClock from "../clock/ServiceClock.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import * as Quotas from "../Quotas.js"
 import { PromptCache } from "./PromptCache.js"
@@ -294,6 +295,8 @@ const startBackgroundWork = (
 ) =>
   Effect.gen(function*() {
     const { config, durableWork } = services
+    // Also when an advance of the virtual clock ends (ServiceClock.ts).
+    yield* ServiceClock.registerDue({ name: "result retention", runDue: retention.sweep })
     yield* retention.sweep.pipe(
       Effect.catchAllCause(StoreOutage.logBackgroundFailure("sweeping expired results")),
       Effect.repeat(Schedule.spaced(config.sweepInterval)),

@@ -14,12 +14,14 @@
 import { HttpClient, type HttpClientRequest } from "@effect/platform"
 import { Clock, Context, Deferred, Duration, Effect, FiberSet, Layer, Schedule } from "effect"
 import * as UndiciHttpClient from "../../Http/UndiciHttpClient.js"
+import * as ServiceClock from "../clock/ServiceClock.js"
 import { LocalServiceConfig } from "../LocalServiceConfig.js"
 import { DurableWork, type StoredDelivery } from "../state/DurableWork.js"
 import { Logs, Responses } from "../state/Repositories.js"
 import type { StoreError } from "../state/StoreError.js"
 import * as StoreOutage from "../state/StoreOutage.js"
 import { FairQueue } from "./FairQueue.js"
+import { DueDeliveries } from "./WebhookDue.js"
 import {
   type AttemptServices,
   attemptDelivery,
@@ -63,6 +65,8 @@ interface DeliveryServices extends AttemptServices {
   readonly attempts: FairQueue<Effect.Effect<void>>
   /** The fibers of deliveries retried or resumed in the background, stopped with the layer. */
   readonly running: FiberSet.FiberSet<void, never>
+  /** When each delivery is due next, for an advance of the virtual clock (WebhookDue.ts). */
+  readonly due: DueDeliveries
 }
 
 /**
@@ -110,6 +114,7 @@ const retryRounds = (
     Effect.suspend(() => {
       const previous = position
       position = next
+      services.due.dueAt(delivery.responseId, next.roundStartedAtMillis)
       const stored = bestEffortBookkeeping(services.work.progressDelivery(delivery.responseId, next))
       return Effect.zipRight(stored, next.round > previous.round
         // At debug level: thousands of deliveries to a dead receiver must not flood the log; giving up is an
@@ -128,7 +133,10 @@ const retryRounds = (
         onFailure: () => Effect.fail(failure),
         onSuccess: () =>
           Effect.catchAll(
-            onWorker(services.attempts, delivery.orgId, attemptDelivery(services, delivery, request, position)),
+            Effect.zipRight(
+              Effect.sync(() => services.due.running(delivery.responseId)),
+              onWorker(services.attempts, delivery.orgId, attemptDelivery(services, delivery, request, position))
+            ),
             loop
           )
       })
@@ -157,32 +165,47 @@ const resumeStoredDelivery = (services: DeliveryServices, stored: StoredDelivery
       token: record._tag === "Some" ? record.value.webhookToken : null,
       body: stored.body
     }
+    services.due.dueAt(stored.responseId, stored.position.roundStartedAtMillis)
     const wait = stored.position.roundStartedAtMillis - (yield* Clock.currentTimeMillis)
     if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+    services.due.running(stored.responseId)
     const request = deliveryRequestOf(delivery)
     yield* Effect.catchAll(
       onWorker(services.attempts, delivery.orgId, attemptDelivery(services, delivery, request, stored.position)),
       (failure) => retryRounds(services, delivery, request, failure, stored.position)
     ).pipe(Effect.catchAll(logGivenUp(services, delivery)))
-  }).pipe(Effect.catchAll(StoreOutage.logStoreFailure("resuming a completion webhook")))
+  }).pipe(
+    Effect.catchAll(StoreOutage.logStoreFailure("resuming a completion webhook")),
+    Effect.ensuring(Effect.sync(() => services.due.forget(stored.responseId)))
+  )
 
-/** The first attempt of a delivery (on a worker); when it fails, the rounds go on in a fiber of their own. */
+/**
+ * The first attempt of a delivery (on a worker); when it fails, the rounds go on in a fiber of their own. The delivery
+ * is forgotten by the advances of the clock (WebhookDue.ts) once it is delivered or given up.
+ */
 const firstAttempt = (services: DeliveryServices, delivery: Delivery) =>
   Effect.clockWith((clock) => {
     const request = deliveryRequestOf(delivery)
-    return Effect.catchAll(
+    const forget = Effect.sync(() => services.due.forget(delivery.responseId))
+    return Effect.matchEffect(
       attemptDelivery(services, delivery, request, {
         round: 1,
         attempt: 1,
         roundStartedAtMillis: clock.unsafeCurrentTimeMillis()
       }),
-      (failure) =>
-        failure.final === true
-          ? logGivenUp(services, delivery)(failure)
-          : Effect.asVoid(FiberSet.run(
-            services.running,
-            retryRounds(services, delivery, request, failure).pipe(Effect.catchAll(logGivenUp(services, delivery)))
-          ))
+      {
+        onSuccess: () => forget,
+        onFailure: (failure) =>
+          failure.final === true
+            ? Effect.zipRight(logGivenUp(services, delivery)(failure), forget)
+            : Effect.asVoid(FiberSet.run(
+              services.running,
+              retryRounds(services, delivery, request, failure).pipe(
+                Effect.catchAll(logGivenUp(services, delivery)),
+                Effect.ensuring(forget)
+              )
+            ))
+      }
     )
   })
 
@@ -238,8 +261,16 @@ export const layer = (options: DeliveryOptions = {}) =>
         work,
         attemptTimeoutMillis: Duration.toMillis(options.attemptTimeout ?? attemptTimeout),
         attempts: new FairQueue<Effect.Effect<void>>(perOrganization),
-        running: yield* FiberSet.make<void, never>()
+        running: yield* FiberSet.make<void, never>(),
+        due: new DueDeliveries()
       }
+      // An advance of the virtual clock sends the rounds due inside it, in order, and waits for them (ServiceClock.ts).
+      yield* ServiceClock.registerDue({
+        name: "webhook rounds",
+        nextDueMillis: (untilMillis) =>
+          Effect.map(Clock.currentTimeMillis, (now) => services.due.next(untilMillis, now)),
+        runDue: Effect.flatMap(Clock.currentTimeMillis, (now) => services.due.settled(now))
+      })
       yield* startWorkers(services.attempts, concurrency)
       // Only a store that keeps work can have deliveries to take over.
       if (work.resumable) yield* resumeAbandonedDeliveries(services, config.recoveryInterval)
@@ -253,7 +284,10 @@ export const layer = (options: DeliveryOptions = {}) =>
                 body: delivery.body,
                 position: { round: 1, attempt: 1, roundStartedAtMillis: now }
               })),
-            Effect.sync(() => services.attempts.offer(delivery.orgId, firstAttempt(services, delivery)))
+            Effect.sync(() => {
+              services.due.running(delivery.responseId)
+              services.attempts.offer(delivery.orgId, firstAttempt(services, delivery))
+            })
           )
       }
     })

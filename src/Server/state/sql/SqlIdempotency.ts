@@ -27,6 +27,7 @@
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Schedule } from "effect"
+import * as ServiceClock from "../../clock/ServiceClock.js"
 import { LocalServiceConfig } from "../../LocalServiceConfig.js"
 import {
   type Claim,
@@ -232,12 +233,18 @@ export const layer = Layer.scoped(
       maxStoredBytes: config.quotas.storedBytes
     }, instances.id)
 
-    yield* Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      sql`DELETE FROM idempotency_keys WHERE settled = 1 AND expires_at_millis <= ${now}`).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("deleting expired idempotency keys failed", cause)),
-        Effect.repeat(Schedule.spaced(config.sweepInterval)),
-        Effect.forkScoped
-      )
+    const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql`DELETE FROM idempotency_keys WHERE settled = 1 AND expires_at_millis <= ${now}`)
+    // Also when an advance of the virtual clock ends (ServiceClock.ts).
+    yield* ServiceClock.registerDue({
+      name: "idempotency key expiry",
+      runDue: StoreError.refail("IdempotencyStore.sweep")(sweep)
+    })
+    yield* sweep.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("deleting expired idempotency keys failed", cause)),
+      Effect.repeat(Schedule.spaced(config.sweepInterval)),
+      Effect.forkScoped
+    )
 
     /** The claim of the existing key of a {@link read} row: replay, mismatch, in flight, or taken over. */
     const existing = (fresh: NewKey, row: Row, now: number) =>
