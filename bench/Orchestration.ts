@@ -543,7 +543,9 @@ export const section = (results: OrchestrationResults): string => {
     "of the workflows whose last step ran in it. CPU-seconds: each runner from spawn to exit (`/usr/bin/time`), " +
     "PostgreSQL (the server, its backends and those that ended) and the service (`boxkit serve`) from `/proc/<pid>/stat` " +
     "before and after. The machine is shared and two cores run the runners, PostgreSQL and the service together: the " +
-    "CPU-seconds per workflow, not the seconds, are what carries to other machines.",
+    "CPU-seconds per workflow, not the seconds, are what carries to other machines. They include each runner's start " +
+    "and its timers (storage read every second, the ledger's ends every 500 ms, response polling every second, shard " +
+    "locks every 2 s), which cost more the longer a run takes: on a loaded machine they are an upper bound.",
     "",
     "| run | seconds | boxes | not terminated | duplicate names | ran here |",
     "| --- | --- | --- | --- | --- | --- |",
