@@ -70,6 +70,8 @@ export interface Remeasured {
 /** The budgets of BENCHMARKS.md "Budgets": ratios to a baseline of the same run, bytes, milliseconds. */
 export const limits = {
   appsFindRatio: 0.3,
+  /** The stock serving path (`boxkit serve --server platform`, docs/decisions/0001-two-serving-paths.md) on apps/find. */
+  stockAppsFindRatio: 0.2,
   clientRatio: 0.5,
   coldStartMs: 500,
   webhooks: 10_000,
@@ -139,6 +141,17 @@ export const budgets = (results: Omit<Results, "budgets">): Array<Budget> => {
       pass: valid ? value >= limits.appsFindRatio : false,
       ...(valid ? {} : { note: "a run had errors or unexpected statuses" })
     })
+    const stock = throughput.scenarios.find((scenario) => scenario.title === throughput.baseline.title && scenario.server === "platform")
+    if (stock !== undefined) {
+      const stockValue = Stats.ratio(stock.requestsPerSecond, throughput.baseline.requestsPerSecond)
+      const stockValid = clean(stock) && clean(throughput.baseline)
+      lines.push({
+        budget: `stock serving path (--server platform) apps/find >= ${limits.stockAppsFindRatio}x raw node:http`,
+        measured: `${times(stockValue)} (${fmt(stock.requestsPerSecond)} vs ${fmt(throughput.baseline.requestsPerSecond)} req/s)`,
+        pass: stockValid ? stockValue >= limits.stockAppsFindRatio : false,
+        ...(stockValid ? {} : { note: "a run had errors or unexpected statuses" })
+      })
+    }
   }
   const client = results.client
   if (client !== undefined) {

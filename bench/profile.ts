@@ -4,7 +4,8 @@
  * `--cpu-prof`) while autocannon sends `POST /v1/apps/find` at concurrency 64; the service is then stopped with
  * SIGTERM (it drains and exits, which writes the profile) and the top self-time frames and files of the measured
  * run are printed, `(idle)` left out.
- * Usage: `npm run bench:profile [-- --seconds=10 --top=10]`. Profiles are written to bench/out/profile/ (git-ignored).
+ * Usage: `npm run bench:profile [-- --seconds=10 --top=10 --server=platform]` (`--server`: the serving path, default
+ * the service's default). Profiles are written to bench/out/profile/ (git-ignored).
  *
  * Source: CONTRIBUTING.md "Benchmarks" (`npm run bench:profile` writes a CPU profile of the service).
  *
@@ -35,6 +36,8 @@ const option = (name: string, fallback: number) => {
 const program = Effect.gen(function*() {
   const seconds = option("seconds", 10)
   const top = option("top", 10)
+  const servingPath = process.argv.find((arg) => arg.startsWith("--server="))?.slice("--server=".length)
+  const serverArgs = servingPath === undefined ? [] : ["--server", servingPath]
   const dir = join(Child.outDir, "profile")
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
@@ -44,7 +47,7 @@ const program = Effect.gen(function*() {
   const result = yield* Effect.scoped(Effect.gen(function*() {
     const server = yield* Child.spawnServer({
       label: "boxkit serve (profiled)",
-      args: ["--cpu-prof", `--cpu-prof-dir=${relative(Child.root, dir)}`, "--import", "tsx", ...Scenarios.tsxServiceArgs().slice(1)]
+      args: ["--cpu-prof", `--cpu-prof-dir=${relative(Child.root, dir)}`, "--import", "tsx", ...Scenarios.tsxServiceArgs().slice(1), ...serverArgs]
     })
     yield* Console.error(`profiling ${server.command} during ${seconds} s of ${Scenarios.appsFind.title} (after a 3 s warm-up)`)
     yield* Load.autocannonRun(server.origin, Scenarios.appsFind, { connections: 64, durationSeconds: 3 })

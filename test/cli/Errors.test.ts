@@ -103,7 +103,7 @@ describe("boxkit failures", () => {
       const verbose = yield* boxkit(["serve", "--port", String(port), "--verbose"])
       expect(verbose.stderr.split("\n")[0]).toBe(`boxkit serve: port ${port} on 127.0.0.1 is in use`)
       expect(verbose.stderr).toContain("EADDRINUSE")
-      expect(verbose.stderr).toMatch(/^\s+at .*src\/Server\/http\/fast\/NodeListen\.ts:\d+:\d+/m)
+      expect(verbose.stderr).toMatch(/^\s+at .*src\/Server\/http\/NodeListen\.ts:\d+:\d+/m)
       expect(verbose.code).toBe(1)
       const debug = yield* boxkit(["serve", "--port", String(port)], { BOXKIT_DEBUG: "1" })
       expect(debug.stderr).toContain("EADDRINUSE")

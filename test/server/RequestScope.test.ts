@@ -15,7 +15,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import * as HandlerGroups from "../../src/Server/http/HandlerGroups.js"
 import * as LocalService from "../../src/Server/LocalService.js"
 import * as NodeHandler from "../../src/Server/http/fast/NodeHandler.js"
-import * as NodeListen from "../../src/Server/http/fast/NodeListen.js"
+import * as NodeListen from "../../src/Server/http/NodeListen.js"
 import * as PlatformServer from "../../src/Server/http/platform/PlatformServer.js"
 import * as Harness from "../support/Harness.js"
 

@@ -17,7 +17,7 @@ import type { Server } from "node:http"
 import * as HandlerGroups from "../HandlerGroups.js"
 import type * as ServingPath from "../ServingPath.js"
 import * as NodeHandler from "./NodeHandler.js"
-import * as NodeListen from "./NodeListen.js"
+import * as NodeListen from "../NodeListen.js"
 
 /**
  * The routes beside `/v1` for NodeHandler.ts: `/openapi.json` (fixed bytes), the pages, and `/_local/*`.

@@ -29,7 +29,7 @@ import {
   HttpMiddleware,
   HttpServerError,
   HttpServerRequest,
-  type HttpServerResponse,
+  HttpServerResponse,
   HttpTraceContext
 } from "@effect/platform"
 import { Cause, Chunk, Context, Effect, type Fiber, Option, Runtime, RuntimeFlags, Scope, Stream } from "effect"
@@ -78,9 +78,6 @@ const headersOf = (response: HttpServerResponse.HttpServerResponse): Record<stri
   return headers
 }
 
-const isPipeable = (raw: unknown): raw is NodeJS.ReadableStream =>
-  typeof raw === "object" && raw !== null && "pipe" in raw && typeof raw.pipe === "function"
-
 /**
  * Writes `response` to Node's response of `request` now, when its body is in memory (empty, bytes, or a raw string
  * or bytes); false when it must be written with {@link writeResponse} (a stream, a pipeable body, form data).
@@ -100,7 +97,7 @@ export const writeNow = (request: LocalRequest, response: HttpServerResponse.Htt
       nodeResponse.end(body.body)
       return true
     case "Raw":
-      if (isPipeable(body.body)) return false
+      if (typeof body.body !== "string" && !(body.body instanceof Uint8Array)) return false
       nodeResponse.writeHead(response.status, headersOf(response))
       nodeResponse.end(body.body as string | Uint8Array)
       return true
@@ -147,25 +144,18 @@ export const writeResponse = (
     case "Empty":
     case "Uint8Array":
       return Effect.void
-    case "Raw": {
-      // A pipeable body (writeNow wrote the others).
-      nodeResponse.writeHead(response.status, headers)
-      const raw = body.body as NodeJS.ReadableStream
-      return Effect.interruptible(Effect.catchAllCause(
-        Effect.tryPromise((signal) => pipeStreams(raw, nodeResponse, { signal, end: true })),
-        (cause) => Effect.zipRight(endAfterFailure(nodeResponse), Effect.logError("writing a raw body failed", cause))
-      ))
-    }
+    case "Raw":
     case "FormData": {
-      const web = new Response(body.formData)
-      const formHeaders: Record<string, string | Array<string>> = { ...headers }
+      // A pipeable or form body (writeNow wrote the others), through its web form.
+      const web = HttpServerResponse.toWeb(response)
+      const webHeaders: Record<string, string | Array<string>> = { ...headers }
       web.headers.forEach((value, key) => {
-        formHeaders[key] = value
+        if (key !== "set-cookie") webHeaders[key] = value
       })
-      nodeResponse.writeHead(response.status, formHeaders)
+      nodeResponse.writeHead(response.status, webHeaders)
       return Effect.interruptible(Effect.catchAllCause(
         Effect.tryPromise((signal) => pipeStreams(Readable.fromWeb(web.body as NodeWebReadableStream, { signal }), nodeResponse)),
-        (cause) => Effect.zipRight(endAfterFailure(nodeResponse), Effect.logError("writing a form body failed", cause))
+        (cause) => Effect.zipRight(endAfterFailure(nodeResponse), Effect.logError("writing an answer's body failed", cause))
       ))
     }
     case "Stream": {

@@ -26,6 +26,7 @@ import {
 import { Cause, Effect, Exit, HashSet, Layer } from "effect"
 import { IncomingMessage } from "node:http"
 import * as ErrorResponse from "../ErrorResponse.js"
+import * as NodeListen from "../NodeListen.js"
 import { FaultInjection } from "../../pipeline/FaultInjection.js"
 import { LocalServiceConfig } from "../../LocalServiceConfig.js"
 import * as RequestPipeline from "../../pipeline/RequestPipeline.js"
@@ -101,8 +102,9 @@ export const layerHttp = <R>(options: {
 const nodeHttpServer = Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
 
 /**
- * The stock serving path (`boxkit serve --server platform`): `NodeHttpServer.layerServer` of `@effect/platform-node`
- * listens and {@link layerHttp} answers, with the contract built on its own `HttpApiBuilder.Router` and
+ * The stock serving path (`boxkit serve --server platform`): NodeListen.ts listens (what `NodeHttpServer.layerServer`
+ * of `@effect/platform-node` does, shared with the fast path) and {@link layerHttp} answers through
+ * `HttpServer.serve`, with the contract built on its own `HttpApiBuilder.Router` and
  * `NodeHttpServer.layerContext` (what `NodeHttpServer.layer` adds to the server). The module is imported when this
  * path is chosen: it loads the platform's undici client and `ws`, which the fast path does not need at start
  * (docs/decisions/0002-what-the-fast-paths-save.md).
@@ -112,8 +114,7 @@ const nodeHttpServer = Effect.promise(() => import("@effect/platform-node/NodeHt
  */
 export const servingPath: ServingPath.ServingPath = {
   description: "Effect's HttpApiBuilder and HttpServer.serve",
-  listen: (server, at) =>
-    Layer.unwrapEffect(Effect.map(nodeHttpServer, (NodeHttpServer) => NodeHttpServer.layerServer(() => server, at))),
+  listen: (server, at) => NodeListen.layer(() => server, at),
   serve: (_server, routes) =>
     Layer.unwrapEffect(Effect.map(nodeHttpServer, (NodeHttpServer) =>
       layerHttp(routes).pipe(

@@ -1,9 +1,9 @@
 /**
- * The `HttpServer` of a Node `http.Server`: listens on `host`:`port` when the layer is built and closes the server
- * when its scope closes; `address` is the bound address (port 0 picks a free port). This is what
- * `NodeHttpServer.layer` of `@effect/platform-node` does for the local service, without loading that module at
- * start: it imports the platform's undici HTTP client and `ws`, which `boxkit serve` does not need to answer its
- * first request (docs/decisions/0002-what-the-fast-paths-save.md).
+ * The `HttpServer` of a Node `http.Server`, how both serving paths listen: listens on `host`:`port` when the layer
+ * is built and closes the server when its scope closes; `address` is the bound address (port 0 picks a free port).
+ * This is what `NodeHttpServer.layerServer` of `@effect/platform-node` does for the local service, without loading
+ * that module at start: it imports the platform's undici HTTP client and `ws`, which `boxkit serve` does not need to
+ * answer its first request (docs/decisions/0002-what-the-fast-paths-save.md).
  *
  * `serve(app)` attaches `@effect/platform-node`'s request handler (`NodeHttpServer.makeHandler`, imported on the
  * first call) to the server and detaches it when the scope closes. WebSocket upgrades are not served.
@@ -17,7 +17,7 @@
 import { HttpServer, HttpServerError } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import type { Server } from "node:http"
-import type { ListenAt } from "../ServingPath.js"
+import type { ListenAt } from "./ServingPath.js"
 
 /** Listens on `server` (made by `evaluate` when the layer is built) and closes it with the scope. */
 export const make = (evaluate: () => Server, at: ListenAt) =>
