@@ -84,8 +84,9 @@ export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("Autho
 
 /** The errors every box, secret and egress-policy operation can answer: 400, 401, 402, 403, 404, 429, 500, 503. */
 const commonErrors = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E) =>
-  // `HttpApiEndpoint.Any` has no `addError`; the result type below says what the eight calls add.
-  (endpoint as any)
+  // `HttpApiEndpoint.Any` has no `addError`: the endpoint is used through `AnyWithProps`, and the result type below
+  // says what the eight calls add.
+  (endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
     .addError(Errors.InvalidRequest)
     .addError(Errors.Authentication)
     .addError(Errors.Billing)
@@ -93,7 +94,7 @@ const commonErrors = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E
     .addError(Errors.NotFound)
     .addError(Errors.RateLimit)
     .addError(Errors.Server)
-    .addError(Errors.Unavailable) as HttpApiEndpoint.HttpApiEndpoint.AddError<E, CommonError, never>
+    .addError(Errors.Unavailable) as unknown as HttpApiEndpoint.HttpApiEndpoint.AddError<E, CommonError, never>
 
 /**
  * The largest request body an endpoint takes when its operation names no other limit, in bytes: 16 KiB (requests
@@ -132,14 +133,14 @@ const operation = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E, d
   // `HttpApiEndpoint.Any` has no `annotate`; the result has the type of `commonErrors(endpoint)`.
   const annotations = (endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps).annotations
   const idempotent = Context.getOption(annotations, Idempotent)._tag === "Some"
-  return (commonErrors(endpoint) as any)
+  return (commonErrors(endpoint) as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
     .annotate(OpenApi.Summary, docs.summary)
     .annotate(
       OpenApi.Description,
       `${docs.description}${alsoRefusedText(docs.alsoRefused)} Request body: at most ${byteSize(maxBodyBytes)}.`
     )
     .annotate(OpenApi.Transform, answerHeaders(idempotent, docs))
-    .annotate(MaxBodyBytes, maxBodyBytes) as ReturnType<typeof commonErrors<E>>
+    .annotate(MaxBodyBytes, maxBodyBytes) as unknown as ReturnType<typeof commonErrors<E>>
 }
 
 /**
