@@ -76,7 +76,13 @@ const watchReplayed = (response: ServerResponse): () => boolean => {
 }
 
 /** The `/v1` request `source` as recorded once `response` has been sent. */
-const recordOf = (source: IncomingMessage, response: ServerResponse, startedAt: number, replayed: boolean): RecentRequest => {
+const recordOf = (
+  source: IncomingMessage,
+  response: ServerResponse,
+  startedAt: number,
+  finishedAt: number,
+  replayed: boolean
+): RecentRequest => {
   const url = source.url ?? "/"
   const queryAt = url.indexOf("?")
   const key = source.headers[IdempotencyKeyHeader]
@@ -87,7 +93,7 @@ const recordOf = (source: IncomingMessage, response: ServerResponse, startedAt: 
     status: response.statusCode,
     idempotency_key: typeof key === "string" ? key.slice(0, 128) : null,
     replayed,
-    duration_ms: Date.now() - startedAt
+    duration_ms: finishedAt - startedAt
   }
 }
 
@@ -95,11 +101,14 @@ const recordOf = (source: IncomingMessage, response: ServerResponse, startedAt: 
 export const recordFrom = (server: Server) =>
   Effect.gen(function*() {
     const recent = yield* RecentRequests
+    // The service's clock (ServiceClock.ts): a virtual one when the service runs on it.
+    const clock = yield* Effect.clock
     const listener = StartingAnswer.observing((source: IncomingMessage, response: ServerResponse) => {
       if (!(source.url ?? "").startsWith("/v1/")) return
-      const startedAt = Date.now()
+      const startedAt = clock.unsafeCurrentTimeMillis()
       const replayed = watchReplayed(response)
-      response.once("finish", () => recent.record(recordOf(source, response, startedAt, replayed())))
+      response.once("finish", () =>
+        recent.record(recordOf(source, response, startedAt, clock.unsafeCurrentTimeMillis(), replayed())))
     })
     server.on("request", listener)
     yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", listener)))
