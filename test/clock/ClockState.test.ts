@@ -5,6 +5,7 @@
  * clock, and a virtual service started on it resumes the snapshot's offset.
  */
 import { describe, expect, it } from "@effect/vitest"
+import type { HttpServer } from "@effect/platform"
 import { Effect, Layer, Redacted } from "effect"
 import * as LocalService from "../../src/Server/LocalService.js"
 import * as Snapshot from "../../src/Server/state/Snapshot.js"
@@ -14,9 +15,9 @@ import * as Clocked from "./Clocked.js"
 
 /** `program` against a service on `state` with the `clock` given, built and closed around it. */
 const on = <A, E>(
-  state: Layer.Layer<any, any, any>,
+  state: NonNullable<LocalService.ResponsesOptions["state"]>,
   clock: "virtual" | "real",
-  program: Effect.Effect<A, E, any>
+  program: Effect.Effect<A, E, HttpServer.HttpServer>
 ) => Effect.scoped(Effect.flatMap(
   Layer.build(LocalService.layerNode(Harness.seed, { state, settings: { clock } })),
   (context) => Effect.provide(program, context)
