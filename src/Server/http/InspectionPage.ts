@@ -2,7 +2,9 @@
  * `GET /_local/`: the inspection page of the local service, one plain HTML page with a small script and no build
  * step. It reads `GET /_local/state` every second (same origin, so the `/_local` guard lets it through) and shows the
  * organizations with their usage, the boxes with their status and listeners, the recent `/v1` requests with their
- * idempotency keys, the webhook deliveries with their attempts, the audit log and the injected faults. Every value is
+ * idempotency keys, the webhook deliveries with their attempts, the audit log and the injected faults; and the
+ * service's clock (`GET /_local/clock`: real or virtual, its offset), with an "advance" control on a virtual clock
+ * (`POST /_local/clock/advance`, ClockRoutes.ts). Every value is
  * written as text (`textContent`), never as HTML: box names and keys come from clients. A status's colour is its
  * tone in StatusTone.ts, the table the command line uses too.
  *
@@ -90,11 +92,27 @@ const script = `
       cell(row, name); cell(row, typeof value === "object" ? JSON.stringify(value) : value);
     });
   };
+  const renderClock = (clock) => {
+    document.getElementById("clock").textContent = "clock " + clock.mode +
+      (clock.offset_seconds > 0 ? " +" + clock.offset_seconds + " s" : "") + " · " + clock.now;
+    document.getElementById("advance").hidden = clock.mode !== "virtual";
+  };
+  document.getElementById("advance").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const seconds = Number(document.getElementById("advance-seconds").value);
+    const response = await fetch("/_local/clock/advance", {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ seconds })
+    });
+    const answer = await response.json();
+    if (response.ok) renderClock(answer); else document.getElementById("clock").textContent = answer.error.message;
+  });
   const refresh = async () => {
     try {
       const response = await fetch("/_local/state", { cache: "no-store" });
       if (!response.ok) throw new Error("HTTP " + response.status);
       render(await response.json());
+      const clock = await fetch("/_local/clock", { cache: "no-store" });
+      if (clock.ok) renderClock(await clock.json());
       document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
     } catch (error) {
       document.getElementById("updated").textContent = "cannot read the state: " + error.message;
@@ -118,7 +136,9 @@ export const html = `<!doctype html>
 <style>${style}</style>
 </head>
 <body>
-<header><h1>boxkit local service</h1><span id="summary"></span><span id="updated"></span></header>
+<header><h1>boxkit local service</h1><span id="summary"></span><span id="clock"></span>
+<form id="advance" hidden><input id="advance-seconds" type="number" min="0" step="any" value="60" aria-label="seconds">
+<button>advance</button></form><span id="updated"></span></header>
 <main>
 ${section("boxes", "Boxes")}
 ${section("requests", "Recent requests")}
