@@ -96,12 +96,13 @@ describe("schemas", () => {
 })
 
 /** The client with `{base_url}` on 127.0.0.1 and `{api_url}` on localhost: two addresses, one key. */
-const twoAddresses = Layer.unwrapEffect(
+const twoAddresses = (variant: Harness.Variant) => Layer.unwrapEffect(
   Effect.map(LocalService.baseUrl, (baseUrl) =>
     Boxkit.layer({ apiKey: "sk_acme_org", baseUrl, apiUrl: baseUrl.replace("127.0.0.1", "localhost") }))
-).pipe(Layer.provideMerge(Harness.service()))
+).pipe(Layer.provideMerge(Harness.serviceOn(variant)))
 
-layer(twoAddresses, { excludeTestServices: true })("two base addresses", (it) => {
+describe.each(Harness.variants())("$name", (variant) =>
+layer(twoAddresses(variant), { excludeTestServices: true })("two base addresses", (it) => {
   it.effect("one key on separate base_url and api_url addresses", () =>
     Effect.gen(function*() {
       const app = yield* (yield* Apps).find("two-addresses", { mintIfMissing: true })
@@ -123,4 +124,4 @@ layer(twoAddresses, { excludeTestServices: true })("two base addresses", (it) =>
       expect(outcome.appError).toBeInstanceOf(ApiError.TransportError)
       expect(outcome.box.box_id).toBe(created.value.box_id)
     }))
-})
+}))

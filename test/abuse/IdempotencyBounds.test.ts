@@ -13,6 +13,7 @@ import { Duration, Effect, TestClock } from "effect"
 import { maxRememberedAnswerBytes } from "../../src/Server/pipeline/Idempotency.js"
 import { defaultQuotas } from "../../src/Server/Quotas.js"
 import * as C from "../conformance/support/Conformance.js"
+import * as Harness from "../support/Harness.js"
 
 /** A create box that fails its own checks (400: the name is not a string), with `key`. */
 const failingCreate = (key: string, apiKey = "sk_acme_org") =>
@@ -20,7 +21,7 @@ const failingCreate = (key: string, apiKey = "sk_acme_org") =>
 
 describe("remembered idempotent answers are bounded per API key", () => {
   it.effect("keys on failing creates: past the key quota a new key is refused and runs nothing; replays still answer", () =>
-    C.withService({ quotas: { ...defaultQuotas, idempotencyKeys: 5 }, idempotencyRetention: Duration.minutes(1) })(Effect.gen(function*() {
+    C.withServiceOn(Harness.fast, { quotas: { ...defaultQuotas, idempotencyKeys: 5 }, idempotencyRetention: Duration.minutes(1) })(Effect.gen(function*() {
       for (let index = 0; index < 5; index++) expect((yield* failingCreate(`fail-${index}`)).status).toBe(400)
       const refused = yield* failingCreate("fail-5")
       C.expectError(refused, 429, "quota_exceeded_error", { code: "idempotency_keys" })
@@ -38,7 +39,7 @@ describe("remembered idempotent answers are bounded per API key", () => {
     })))
 
   it.effect("bytes of remembered answers: an answer past the byte bound is not recorded; the bound is never passed", () =>
-    C.withService({ quotas: { ...defaultQuotas, idempotencyBytes: 4096 } })(Effect.gen(function*() {
+    C.withServiceOn(Harness.fast, { quotas: { ...defaultQuotas, idempotencyBytes: 4096 } })(Effect.gen(function*() {
       const answers: Array<C.RawResponse> = []
       for (let index = 0; index < 40; index++) answers.push(yield* failingCreate(`bytes-${index}`))
       for (const answer of answers) expect(answer.status).toBe(400)
@@ -52,7 +53,7 @@ describe("remembered idempotent answers are bounded per API key", () => {
     })))
 
   it.effect("an answer over the remembered answer bound (1 MiB by default) is not remembered: a retry runs again", () =>
-    C.withService({ quotas: { ...defaultQuotas, idempotencyAnswerBytes: 256 } })(Effect.gen(function*() {
+    C.withServiceOn(Harness.fast, { quotas: { ...defaultQuotas, idempotencyAnswerBytes: 256 } })(Effect.gen(function*() {
       expect(maxRememberedAnswerBytes).toBe(1024 * 1024)
       const body = { model: "boxkit-local", input: "y".repeat(512) }
       const first = yield* C.post("/v1/responses", body, "sk_acme_org", { "idempotency-key": "large" })

@@ -23,7 +23,7 @@ const page = Effect.acquireRelease(
   (opened) => Effect.promise(() => opened.close())
 )
 
-layer(Layer.mergeAll(Harness.service(), Browser.layer), { timeout: 60_000, excludeTestServices: true })("pages in a browser", (it) => {
+layer(Layer.mergeAll(Harness.serviceOn(Harness.fast), Browser.layer), { timeout: 60_000, excludeTestServices: true })("pages in a browser", (it) => {
   it.scoped("/docs: every operation listed, no key, nothing from the network", () =>
     Effect.gen(function*() {
       const at = yield* origin
@@ -62,7 +62,7 @@ layer(Layer.mergeAll(Harness.service(), Browser.layer), { timeout: 60_000, exclu
           { idempotencyKey: key }
         )
         return yield* boxes.awaitStatus(created.value.box_id)
-      }).pipe(Effect.provide(Harness.client()))
+      }).pipe(Effect.provide(Harness.clientOn(Harness.fast)))
 
       const row = tab.locator(`tr[data-box-id="${box.box_id}"]`)
       yield* Effect.promise(() => row.locator("td.status", { hasText: "running" }).waitFor())
@@ -70,7 +70,7 @@ layer(Layer.mergeAll(Harness.service(), Browser.layer), { timeout: 60_000, exclu
       const request = tab.locator("#requests tr", { hasText: key })
       expect(yield* Effect.promise(() => request.textContent())).toMatch(/POST\/v1\/boxes201/)
 
-      yield* Effect.flatMap(Boxes, (boxes) => boxes.pause(box.box_id)).pipe(Effect.provide(Harness.client()))
+      yield* Effect.flatMap(Boxes, (boxes) => boxes.pause(box.box_id)).pipe(Effect.provide(Harness.clientOn(Harness.fast)))
       yield* Effect.promise(() => row.locator("td.status", { hasText: "paused" }).waitFor())
       yield* Effect.promise(() => tab.screenshot({ path: Browser.screenshotPath("inspection.png"), fullPage: true }))
     }))

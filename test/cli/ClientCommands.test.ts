@@ -129,5 +129,5 @@ describe("boxkit client commands", () => {
       expect(again.stdout).toBe("")
       expect(again.stderr).toContain("boxkit listeners unpublish: 404 not_found_error, param guest_port: Port 8080 is not published")
       expect(paused.status).toBe("paused")
-    }).pipe(Effect.provide(Harness.service())), 300_000)
+    }).pipe(Effect.provide(Harness.serviceOn(Harness.fast))), 300_000)
 })

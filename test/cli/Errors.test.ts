@@ -133,7 +133,7 @@ describe("boxkit failures", () => {
       ])
       expect(run.stdout + run.stderr).not.toContain("sk_not_a_real_key")
       expect(run.code).toBe(1)
-    }).pipe(Effect.provide(Harness.service())))
+    }).pipe(Effect.provide(Harness.serviceOn(Harness.fast))))
 
   it.effect("success still exits 0", () =>
     Effect.gen(function*() {

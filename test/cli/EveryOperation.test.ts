@@ -107,5 +107,5 @@ describe("a command for every operation", () => {
 
       const fetched = yield* json(["boxes", "get", boxId])
       expect(fetched.listeners.map((listener: { readonly guest_port: number }) => listener.guest_port).sort()).toEqual([5432, 8080])
-    }).pipe(Effect.provide(Harness.service())), 300_000)
+    }).pipe(Effect.provide(Harness.serviceOn(Harness.fast))), 300_000)
 })

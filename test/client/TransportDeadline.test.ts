@@ -24,18 +24,25 @@ const stateWhen = (done: (state: any) => boolean) =>
   )
 
 /** Runs `program` against a service whose /v1 requests wait 30 s, with a client of its own (closed first). */
-const withSlowService = <A, E, R>(retry: Parameters<typeof Harness.client>[1], program: Effect.Effect<A, E, R>) =>
+const withSlowService = <A, E, R>(
+  variant: Harness.Variant,
+  retry: Parameters<typeof Harness.clientOn>[2],
+  program: Effect.Effect<A, E, R>) =>
   Effect.scoped(Effect.gen(function*() {
-    const service = yield* Layer.build(Harness.service({ faults: FaultInjection.settings({ latency: Duration.seconds(30) }) }))
-    const client = yield* Layer.build(Harness.client("sk_acme_org", retry)).pipe(Effect.provide(service))
+    const service = yield* Layer.build(Harness.serviceOn(variant, { faults: FaultInjection.settings({ latency: Duration.seconds(30) }) }))
+    const client = yield* Layer.build(Harness.clientOn(variant, "sk_acme_org", retry)).pipe(Effect.provide(service))
     return yield* Effect.provide(program, Context.merge(service, client) as Context.Context<R>)
   }))
 
 const boxId = "sb_00000000-0000-4000-8000-00000000beef" as BoxId
 
-describe(`Transport.call with the ${Harness.httpClient} client on the live clock`, () => {
+/** The toolkit's own `HttpClient` (its own timer) and the stock one (`Effect.timeoutFail`), on the fast path. */
+const clients = [Harness.fast, Harness.variant("fast", { client: "stock" })]
+
+describe.each(clients)("Transport.call with the $client client on the live clock", (variant) => {
   it.live("the deadline ends the call with its TimeoutError after about `deadline`, and the server sees the abort", () =>
     withSlowService(
+      variant,
       { deadline: Duration.millis(300), attemptTimeout: Duration.seconds(10) },
       Effect.gen(function*() {
         const boxes = yield* Boxes
@@ -56,6 +63,7 @@ describe(`Transport.call with the ${Harness.httpClient} client on the live clock
 
   it.live("attempt timeouts are retried with the same request until maxAttempts, each attempt aborted", () =>
     withSlowService(
+      variant,
       { attemptTimeout: Duration.millis(300), maxAttempts: 3, backoffBase: Duration.millis(1), deadline: Duration.seconds(20) },
       Effect.gen(function*() {
         const boxes = yield* Boxes
@@ -77,5 +85,5 @@ describe(`Transport.call with the ${Harness.httpClient} client on the live clock
         expect(app.name).toBe("deadline-app")
         yield* Effect.sleep("15 millis")
       }
-    }).pipe(Effect.provide(Harness.serviceWithClient("sk_acme_org", {}, { attemptTimeout: Duration.millis(200) }))))
+    }).pipe(Effect.provide(Harness.serviceWithClientOn(variant, "sk_acme_org", {}, { attemptTimeout: Duration.millis(200) }))))
 })

@@ -18,6 +18,7 @@ import { withBody } from "../../src/Server/pipeline/RequestBody.js"
 import { Boxes } from "../../src/Server/state/Repositories.js"
 import * as C from "./support/Conformance.js"
 import { refusedInNames, refusedInValues, withInvalidUtf8 } from "../support/OneAnswerInputs.js"
+import * as Harness from "../support/Harness.js"
 
 const sendBytes = (method: string, path: string, body: Uint8Array) =>
   C.request(path, { method, headers: C.auth(), body })
@@ -25,9 +26,9 @@ const sendBytes = (method: string, path: string, body: Uint8Array) =>
 const patch = (path: string, body: unknown) =>
   C.request(path, { method: "PATCH", headers: C.auth(), body: JSON.stringify(body) })
 
-describe("text fields: one answer on every store", () => {
+describe.each(Harness.variants({ sqlite: true }))("text fields: one answer on every store ($name)", (variant) => {
   it.effect("box, policy and app names refuse NUL, unpaired surrogates, U+2028, U+2029 and other line breaks", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const policy = (yield* C.post("/v1/egress-policies", { name: "named", document: {} })).json
       for (const [label, name] of refusedInNames) {
         const message = { param: "name", message: /name/ }
@@ -49,7 +50,7 @@ describe("text fields: one answer on every store", () => {
     })))
 
   it.effect("names that are text are stored and answered exactly as sent (astral characters, surrounding spaces)", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const name = "  📦 naïve – ok  "
       const boxId = yield* C.createBox({ name })
       expect((yield* C.get(`/v1/boxes/${boxId}`)).json.name).toBe(name)
@@ -59,7 +60,7 @@ describe("text fields: one answer on every store", () => {
     })))
 
   it.effect("response metadata values are free text: NUL and unpaired surrogates are a 400 naming the key", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       for (const [label, value] of refusedInValues) {
         for (const key of ["webhook_token", "note"]) {
           const answer = yield* C.post("/v1/responses", { model: "boxkit-local", input: "x", metadata: { [key]: value } })
@@ -71,7 +72,7 @@ describe("text fields: one answer on every store", () => {
     })))
 
   it.effect("ids a store cannot hold (a NUL, an unpaired surrogate) are unknown ids: 404, as for any other", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       for (const [label, text] of refusedInValues) {
         const box = yield* C.post("/v1/boxes", C.boxBody({ app_id: `app_${text}` }))
         expect([label, box.status, box.json.error?.param]).toEqual([label, 404, "app_id"])
@@ -81,7 +82,7 @@ describe("text fields: one answer on every store", () => {
     })))
 
   it.effect("secret values refuse NUL and unpaired surrogates without quoting them; line breaks and tabs are kept", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       for (const [label, value] of refusedInValues) {
         const answer = yield* C.post("/v1/secrets", { name: "PEM_KEY", value })
         expect(answer.status, label).toBe(400)
@@ -96,9 +97,9 @@ describe("text fields: one answer on every store", () => {
     })))
 })
 
-describe("a JSON body that is not UTF-8", () => {
+describe.each(Harness.variants({ sqlite: true }))("a JSON body that is not UTF-8 ($name)", (variant) => {
   it.effect("is a 400 naming the field its bad bytes are in, and nothing is stored", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxBody = JSON.stringify(C.boxBody({ name: "a@@b" }))
       C.expectError(yield* sendBytes("POST", "/v1/boxes", withInvalidUtf8(boxBody)), 400, "invalid_request_error", {
         param: "name",
@@ -147,9 +148,9 @@ describe("a JSON body that is not UTF-8", () => {
     }))
 })
 
-describe("__proto__, constructor and prototype are ordinary keys", () => {
+describe.each(Harness.variants({ sqlite: true }))("__proto__, constructor and prototype are ordinary keys ($name)", (variant) => {
   it.effect("an inline policy cannot use secrets under a __proto__ rule either", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       for (const key of ["__proto__", "constructor", "prototype"]) {
         const document = JSON.parse(`{"rules":{"${key}":{"headers":{"authorization":{"secret":"GITHUB_TOKEN"}}}}}`)
         C.expectError(
@@ -163,7 +164,7 @@ describe("__proto__, constructor and prototype are ordinary keys", () => {
     })))
 
   it.effect("policy documents keep __proto__ keys: stored, answered and read back", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const rules = JSON.parse(`{"__proto__":{"headers":{"x-team":"boxkit"}},"constructor":{"a":1},"prototype":[]}`)
       const created = yield* C.post("/v1/egress-policies", { name: "keys", document: { rules } })
       expect(created.status).toBe(201)
@@ -183,7 +184,7 @@ describe("__proto__, constructor and prototype are ordinary keys", () => {
     })))
 
   it.effect("response metadata keeps __proto__, constructor and prototype keys", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const metadata = JSON.parse(`{"__proto__":"x","constructor":"y","prototype":"z","toString":"w"}`)
       const created = yield* C.post("/v1/responses", { model: "boxkit-local", input: "hello", metadata })
       expect(created.status, created.text).toBe(200)
@@ -200,7 +201,7 @@ describe("__proto__, constructor and prototype are ordinary keys", () => {
       )
     })))
   it.effect("an input item's __proto__ member is its own member: never an inherited role or type", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const input = JSON.parse(`[{"content":[{"type":"input_text","text":"hi","__proto__":{"type":"input_file"}}],` +
         `"__proto__":{"role":"nobody","type":"function_call"}}]`)
       const created = yield* C.post("/v1/responses", { model: "boxkit-local", input })
@@ -209,7 +210,7 @@ describe("__proto__, constructor and prototype are ordinary keys", () => {
     })))
 
   it.effect("an exec id such as constructor or __proto__ is an unknown exec: a resize of it is a no-op", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const boxId = yield* C.runningBox()
       for (const execId of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
         const answer = yield* C.post(`/v1/boxes/${boxId}/exec/${execId}/resize`, { cols: 100, rows: 30 })

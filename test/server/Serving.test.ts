@@ -20,9 +20,9 @@ import * as Routes from "../../src/Server/http/Routes.js"
 import * as C from "../conformance/support/Conformance.js"
 import * as Harness from "../support/Harness.js"
 
-describe("boots", () => {
+describe.each(Harness.variants())("boots ($name)", (variant) => {
   it.effect("boxes boot in order, each after the boot delay from its creation, on the service's clock", () =>
-    C.withService({ bootDelay: Duration.millis(150) })(Effect.gen(function*() {
+    C.withServiceOn(variant, { bootDelay: Duration.millis(150) })(Effect.gen(function*() {
       const first = yield* C.createBox({ name: "first" })
       yield* TestClock.adjust("100 millis")
       const second = yield* C.createBox({ name: "second" })
@@ -52,9 +52,9 @@ const localStateWhen = (done: (state: any) => boolean) =>
     }
   })
 
-describe("a client that leaves while its body arrives", () => {
+describe.each(Harness.variants())("a client that leaves while its body arrives ($name)", (variant) => {
   it.effect("is counted out of the requests in flight and counted as a client abort", () =>
-    C.withService()(Effect.gen(function*() {
+    C.withServiceOn(variant)(Effect.gen(function*() {
       const base = new URL((yield* LocalService.baseUrl).replace(/\/v1$/, ""))
       const request = http.request({
         host: base.hostname,
