@@ -25,7 +25,7 @@ const stateWhen = (done: (state: any) => boolean) =>
 /**
  * Runs `program` against a service whose /v1 requests wait 30 s before running, with a client that has its own
  * HTTP dispatcher, closed before the server. (With the dispatcher shared through one layer, as
- * `Harness.serviceWithClient` does, the server's close waited about 4 s, undici's keep-alive timeout, after two
+ * `Harness.serviceWithClientOn` does, the server's close waited about 4 s, undici's keep-alive timeout, after two
  * aborted attempts.)
  */
 const withSlowService = <A, E, R>(variant: Harness.Variant, program: Effect.Effect<A, E, R>) =>

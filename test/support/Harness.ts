@@ -18,61 +18,6 @@ import * as SqlState from "../../src/Server/state/sql/SqlState.js"
 export const seed = Schema.decodeUnknownSync(Seed.Seed)(DemoSeed.example)
 
 /**
- * The serving path the suites run against: `BOXKIT_TEST_SERVER=platform` (the stock path, PlatformServer.ts) or the
- * default `fast`. vitest.config.ts runs the server-facing suites once per path.
- */
-export const server: LocalService.ServerKind = process.env.BOXKIT_TEST_SERVER === "platform" ? "platform" : "fast"
-
-/**
- * Where the service under test keeps its state: `BOXKIT_TEST_STATE=sqlite` (a fresh SQLite data directory per
- * service, removed with it) or the default, in memory. vitest.config.ts runs the conformance suites on SQLite too.
- */
-export const state: "memory" | "sqlite" = process.env.BOXKIT_TEST_STATE === "sqlite" ? "sqlite" : "memory"
-
-/**
- * The SQL client of the SQLite store: `BOXKIT_TEST_SQLITE_CLIENT=stock` runs the suites over `@effect/sql-libsql` and
- * `@libsql/client` as they are (SqlState.ts `client: "stock"`), otherwise the default client (SqliteClient.ts).
- */
-export const sqliteClient: "prepared" | "stock" = process.env.BOXKIT_TEST_SQLITE_CLIENT === "stock" ? "stock" : "prepared"
-
-/** A SQLite store in a fresh temporary data directory, removed when the layer closes. */
-export const sqliteState = () =>
-  Layer.unwrapScoped(Effect.map(
-    Effect.acquireRelease(
-      Effect.sync(() => mkdtempSync(join(tmpdir(), "boxkit-state-"))),
-      (directory) => Effect.sync(() => rmSync(directory, { recursive: true, force: true }))
-    ),
-    (directory) => SqlState.layerSqlite(directory, { client: sqliteClient })
-  ))
-
-/** The local service on port 0, on the serving path of this run ({@link server}), with its services in the output. */
-export const service = (settings: Partial<LocalServiceSettings> = {}, seedOverride: Seed.Seed = seed) =>
-  LocalService.layerNode(seedOverride, { settings, server, state: state === "sqlite" ? sqliteState() : undefined })
-
-/**
- * The client's `HttpClient` in this run: `BOXKIT_TEST_CLIENT=stock` (`@effect/platform-node`'s
- * `NodeHttpClient.layerUndici`, brought with `Boxkit.layerWithoutHttpClient`) or the default, the toolkit's own
- * (`Boxkit.layer`). vitest.config.ts runs the resilience suites once with each.
- */
-export const httpClient: "toolkit" | "stock" = process.env.BOXKIT_TEST_CLIENT === "stock" ? "stock" : "toolkit"
-
-/** A client for `apiKey` against the service in context, over {@link httpClient}. */
-export const client = (apiKey = "sk_acme_org", retry: Partial<RetrySettings> = {}) =>
-  Layer.unwrapEffect(
-    Effect.map(LocalService.baseUrl, (baseUrl) =>
-      httpClient === "stock"
-        ? Boxkit.layerWithoutHttpClient({ apiKey, baseUrl, retry }).pipe(Layer.provide(NodeHttpClient.layerUndici))
-        : Boxkit.layer({ apiKey, baseUrl, retry }))
-  )
-
-/** The service and a client for `apiKey`, both in the output. */
-export const serviceWithClient = (
-  apiKey = "sk_acme_org",
-  settings: Partial<LocalServiceSettings> = {},
-  retry: Partial<RetrySettings> = {}
-) => client(apiKey, retry).pipe(Layer.provideMerge(service(settings)))
-
-/**
  * One way to run a server-facing suite: the serving path of the service under test (`fast`, or `platform`: the stock
  * path, PlatformServer.ts), where it keeps its state (in memory, or a fresh SQLite data directory per service, removed
  * with it), the SQL client of that SQLite store (SqlState.ts `client`: the default `prepared` one of SqliteClient.ts,

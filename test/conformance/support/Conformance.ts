@@ -32,20 +32,9 @@ export const seedWith = (extra: Partial<Seed.SeedInput>): Seed.Seed =>
   })
 
 /**
- * Runs `program` against a fresh local service built inside the current test, so it shares the test's Clock (a
- * TestClock under `it.effect`). The TestClock is first set to the wall-clock time, so the example seed's
- * organizations (created 2026-01-01) are not new.
- */
-export const withService = (settings: Partial<LocalServiceSettings> = {}, seed: Seed.Seed = Harness.seed) =>
-<A, E, R>(program: Effect.Effect<A, E, R>) =>
-  Effect.zipRight(
-    TestClock.setTime(Date.now()),
-    Effect.provide(Effect.ensuring(program, abortHeld), Harness.service(settings, seed))
-  )
-
-/**
- * {@link withService} on the serving path and store of `on`: runs `program` against a fresh local service built
- * inside the current test (sharing its Clock), the TestClock first set to the wall-clock time.
+ * Runs `program` against a fresh local service on the serving path and store of `on`, built inside the current test
+ * so it shares the test's Clock (a TestClock under `it.effect`). The TestClock is first set to the wall-clock time,
+ * so the example seed's organizations (created 2026-01-01) are not new.
  */
 export const withServiceOn = (
   on: Harness.Variant,
