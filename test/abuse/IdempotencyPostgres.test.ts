@@ -10,6 +10,6 @@ import { beforeAll } from "@effect/vitest"
 import * as Postgres from "../support/Postgres.js"
 import { describeStore } from "../support/RememberedAnswers.js"
 
-beforeAll(() => Postgres.startTestDatabase().then((database) => database.stop()), 120_000)
+beforeAll(() => Postgres.startTestDatabase().then((database) => database.stop()), Postgres.startLimitMillis)
 
 describeStore("postgres")

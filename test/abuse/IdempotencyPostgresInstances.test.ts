@@ -15,7 +15,7 @@ import * as Harness from "../support/Harness.js"
 import * as Postgres from "../support/Postgres.js"
 import { atOnce, expectFull, failingCreate, postgresState, storedBytes, sumOfBytes } from "../support/RememberedAnswers.js"
 
-beforeAll(() => Postgres.startTestDatabase().then((database) => database.stop()), 120_000)
+beforeAll(() => Postgres.startTestDatabase().then((database) => database.stop()), Postgres.startLimitMillis)
 
 /** Two services on one fresh PostgreSQL database, with `settings`. */
 const twoInstances = (settings: Partial<LocalServiceSettings>) =>

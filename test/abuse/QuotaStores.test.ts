@@ -20,7 +20,7 @@ import { storedBox } from "../support/Fixtures.js"
 import * as Postgres from "../support/Postgres.js"
 import * as SqlClients from "../support/SqlClients.js"
 
-beforeAll(() => Postgres.startTestDatabase().then((database) => database.stop()), 120_000)
+beforeAll(() => Postgres.startTestDatabase().then((database) => database.stop()), Postgres.startLimitMillis)
 
 type Stores =
   | Repositories.Boxes

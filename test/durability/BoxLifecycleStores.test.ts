@@ -27,7 +27,7 @@ const migrated = (client: typeof SqlClients.sqlite) =>
     Layer.orDie
   )
 
-beforeAll(() => Postgres.startTestDatabase().then((database) => database.stop()), 120_000)
+beforeAll(() => Postgres.startTestDatabase().then((database) => database.stop()), Postgres.startLimitMillis)
 
 /** Every status the spec lists, and one it does not list yet (the set is open). */
 const statuses: ReadonlyArray<string> = [...Box.knownStatuses, "hibernating"]

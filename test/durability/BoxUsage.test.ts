@@ -32,7 +32,7 @@ const clipboard = (text: string) => ({ mediaType: "text/plain", bytes: new TextE
 
 // This worker's PostgreSQL server starts once, within the hook's own limit (its start can take a minute on a loaded
 // machine); every PostgreSQL test below then only creates a database on it.
-beforeAll(() => Postgres.startTestDatabase().then((database) => database.stop()), 120_000)
+beforeAll(() => Postgres.startTestDatabase().then((database) => database.stop()), Postgres.startLimitMillis)
 
 const usageOf = (orgId: string) => Effect.flatMap(Repositories.Boxes, (boxes) => boxes.usage(orgId))
 

@@ -22,7 +22,7 @@ const migrate = (upTo: number) =>
     )
   })
 
-beforeAll(() => Postgres.startTestDatabase().then((database) => database.stop()), 120_000)
+beforeAll(() => Postgres.startTestDatabase().then((database) => database.stop()), Postgres.startLimitMillis)
 
 /** `idempotency_usage` as `{ scope: [keys, bytes] }`, and `org_usage.answer_bytes` as `{ org: bytes }`. */
 const usage = Effect.gen(function*() {

@@ -65,6 +65,13 @@ const connectionTimeout = 30_000
 const portAttempts = 3
 
 /**
+ * The longest the first {@link startTestDatabase} of a process may take, in milliseconds: `initdb`, every attempt to
+ * start the server, and creating its database. A hook that waits for it (the warm-up `beforeAll` of a PostgreSQL
+ * suite) takes this as its timeout, not vitest's `hookTimeout` (30 s), which a loaded machine exceeds.
+ */
+export const startLimitMillis = initialiseTimeout + portAttempts * startTimeout + connectionTimeout
+
+/**
  * Runs `use` with a `pg` client connected to `url`, and closes the client afterwards.
  */
 export const withPostgresClient = async <A>(url: string, use: (client: PostgresClient) => Promise<A>): Promise<A> => {
