@@ -27,9 +27,10 @@
  *
  * Clocks: the embedded service runs on its own virtual clock (real time, at real speed, plus what
  * `TestService.advance` moved it by: a box's lifetime, a webhook's rounds, an expiry in no real time), and the client
- * services of this layer on the real clock, whatever clock the test provides. @effect/vitest's `layer(...)` and `it.effect` give the test `TestClock`, which stands still until the test
- * moves it; the service boots boxes and delivers webhooks in real time, so the client's waits on it (`awaitStatus`,
- * `awaitCompletion`, retry backoff, attempt timeouts and deadlines) pass in real time too, without `TestClock.adjust`.
+ * services of this layer on the real clock, whatever clock the test provides. @effect/vitest's `layer(...)` and
+ * `it.effect` give the test `TestClock`, which stands still until the test moves it; the service boots boxes and
+ * delivers webhooks at real speed, so the client's waits on it (`awaitStatus`, `awaitCompletion`, retry backoff,
+ * attempt timeouts and deadlines) pass in real time too, without `TestClock.adjust`.
  * The test's own code (`Effect.sleep`, `Schedule`) keeps the test's clock. One exception: the release of
  * `Boxes.scoped` (its `terminate`) runs when the test's scope closes, on the test's clock.
  *

@@ -357,7 +357,8 @@ const announceClock = (clock: Context.Tag.Service<ServiceClock.ServiceClock>) =>
     const reading = yield* Effect.orElseSucceed(clock.read, () => undefined)
     const offset = reading === undefined || reading.offsetMillis === 0
       ? ""
-      : ` (resumed ${reading.offsetMillis / 1000} s ahead of the real time, now ${new Date(reading.nowMillis).toISOString()})`
+      : ` (resumed ${reading.offsetMillis / 1000} s ahead of the real time, ` +
+        `now ${new Date(reading.nowMillis).toISOString()})`
     yield* Console.log(`clock: virtual${offset}; POST /_local/clock/advance {"seconds": N} moves it`)
   })
 

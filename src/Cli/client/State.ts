@@ -76,6 +76,13 @@ const counts = (snapshot: Record<string, unknown>): string =>
     .map((kind) => `${Array.isArray(snapshot[kind]) ? snapshot[kind].length : 0} ${kind.replaceAll("_", " ")}`)
     .join(", ")
 
+/** The snapshot's clock, for people, when it was taken on a virtual clock (docs/ASSUMPTIONS.md "The virtual clock"). */
+const clockLine = (snapshot: { readonly clock?: { mode?: unknown; now?: unknown; offset_seconds?: unknown } }) =>
+  snapshot.clock?.mode === "virtual"
+    ? `clock: virtual, ${String(snapshot.clock.offset_seconds)} s ahead of the real time ` +
+      `(now ${String(snapshot.clock.now)})`
+    : undefined
+
 const exportCommand = Command.make(
   "export",
   { baseUrl: clientOptions.baseUrl, includeSecretValues, file },
@@ -85,7 +92,10 @@ const exportCommand = Command.make(
       const answer = yield* exchange(url, { method: "GET" })
       if (answer.status !== 200) return yield* Effect.fail(refused(url, answer))
       yield* writePrivate(options.file, answer.text)
-      yield* Console.log(`exported ${options.file} (${counts(JSON.parse(answer.text))})`)
+      const snapshot = JSON.parse(answer.text)
+      yield* Console.log(`exported ${options.file} (${counts(snapshot)})`)
+      const clock = clockLine(snapshot)
+      if (clock !== undefined) yield* Console.log(clock)
       if (!options.includeSecretValues) {
         yield* Console.log("secret values left out: pass --include-secret-values to keep them")
       }
