@@ -221,7 +221,12 @@ export type Snapshot = typeof Snapshot.Type
 /** A snapshot as JSON. @since 0.1.0 @category Models */
 export type SnapshotJson = typeof Snapshot.Encoded
 
-/** True when a JSON value is meant as a snapshot (an object with a `version` member), not a seed. @since 0.1.0 */
+/**
+ * True when a JSON value is meant as a snapshot (an object with a `version` member), not a seed.
+ *
+ * @since 0.1.0
+ * @category Guards
+ */
 export const isSnapshotJson = (json: unknown): boolean =>
   typeof json === "object" && json !== null && !Array.isArray(json) && "version" in json
 
