@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { Responses } from "../../src/Client/Responses.js"
-import { attemptsOf, calls, concurrency, report, run, state, stateWhen } from "./Hostile.js"
+import { attemptsOf, calls, callsOf, concurrency, expectReplaysAfterLostAnswers, report, run, state, stateWhen } from "./Hostile.js"
 import * as Harness from "../support/Harness.js"
 
 describe.each(Harness.variants({ stockClient: true }))("a hostile network: 30%% faults including resets after commit ($name)", (variant) => {
@@ -24,12 +24,14 @@ describe.each(Harness.variants({ stockClient: true }))("a hostile network: 30%% 
         expect(accepted.responses).toHaveLength(calls)
         expect(new Set(submitted.map((result) => result.value.id)).size).toBe(calls)
         expect(accepted.idempotency_keys).toBe(calls)
-        const replayed = submitted.filter((result) => result.replayed).length
-        expect(replayed).toBeGreaterThan(0)
-        expect(replayed).toBeLessThanOrEqual(accepted.faults.injected["reset-after-commit"])
+        // Replays are bounded by the attempts that lost their answer as the client saw them (resets, and attempts
+        // that timed out on a loaded machine), not by the resets injected.
+        const submitCalls = callsOf(recorder, "Responses.submit")
+        expect(submitCalls).toHaveLength(calls)
+        const replays = expectReplaysAfterLostAnswers(submitCalls, accepted.faults.requests)
+        expect(replays.replayed).toBe(submitted.filter((result) => result.replayed).length)
         const attempts = attemptsOf(recorder, "Responses.submit")
-        expect(attempts).toHaveLength(calls)
-        report("background response", attempts, millis, accepted.faults, replayed)
+        report("background response", attempts, millis, accepted.faults, replays)
         yield* stateWhen((s) => s.responses.every((response: any) => response.status === "completed"))
         // Every fifth response is read back through the client (GETs under the same faults).
         const finished = yield* Effect.forEach(
