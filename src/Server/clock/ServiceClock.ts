@@ -20,7 +20,7 @@ import type { StoreError } from "../state/StoreError.js"
 import { ClockOffset } from "./ClockOffset.js"
 import { VirtualClock } from "./VirtualClock.js"
 
-export { VirtualClock } from "./VirtualClock.js"
+export { sleepUntil, VirtualClock } from "./VirtualClock.js"
 
 /**
  * `real`: the service runs on the real time and cannot be advanced; `virtual`: real time plus an offset that

@@ -85,14 +85,18 @@ export class VirtualClock implements Clock.Clock {
   }
 
   sleep(duration: Duration.Duration): Effect.Effect<void> {
+    return Effect.suspend(() => this.sleepUntil(this.unsafeCurrentTimeMillis() + Duration.toMillis(duration)))
+  }
+
+  /**
+   * Sleeps until the clock reads `deadlineMillis` (Unix milliseconds of this clock): at once when it already does, so
+   * a move that came before the sleep began is not waited for again (as a relative sleep computed before the move
+   * would: its whole duration, in real time).
+   */
+  sleepUntil(deadlineMillis: number): Effect.Effect<void> {
     return Effect.async<void>((resume) => {
-      const millis = Duration.toMillis(duration)
-      if (millis <= 0) return resume(Effect.void)
-      const sleeper: Sleeper = {
-        deadlineMillis: this.unsafeCurrentTimeMillis() + millis,
-        wake: () => resume(Effect.void),
-        timer: undefined
-      }
+      if (!(deadlineMillis > this.unsafeCurrentTimeMillis())) return resume(Effect.void)
+      const sleeper: Sleeper = { deadlineMillis, wake: () => resume(Effect.void), timer: undefined }
       this.#sleepers.add(sleeper)
       this.#arm(sleeper)
       return Effect.sync(() => this.#forget(sleeper))
@@ -162,3 +166,24 @@ export class VirtualClock implements Clock.Clock {
     sleeper.timer = undefined
   }
 }
+
+/**
+ * Sleeps until the fiber's clock reads `instantMillis` (Unix milliseconds of that clock). On a {@link VirtualClock}
+ * the deadline is the instant itself ({@link VirtualClock.sleepUntil}): a move of the clock between the caller reading
+ * the time and the sleep beginning shortens the wait instead of being added to it. On any other clock, a sleep of what
+ * is left at the moment it begins (none when the instant has passed).
+ *
+ * Source: docs/decisions/0007-virtual-clock.md.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
+export const sleepUntil = (instantMillis: number): Effect.Effect<void> =>
+  Effect.clockWith((clock) =>
+    clock instanceof VirtualClock
+      ? clock.sleepUntil(instantMillis)
+      : Effect.suspend(() => {
+        const left = instantMillis - clock.unsafeCurrentTimeMillis()
+        return left > 0 ? clock.sleep(Duration.millis(left)) : Effect.void
+      })
+  )

@@ -101,6 +101,12 @@ const onWorker = <A, E>(
 /**
  * After a failed attempt at `from` (undefined: the first attempt): the rounds of {@link deliveryRoundsFrom}, fed that
  * failure (`first`) first. Each next position is stored before it is waited for (DurableWork.ts).
+ *
+ * The Schedule decides the positions; the wait for each is until its round's start on the service's clock
+ * (`ServiceClock.sleepUntil`), not the Schedule's own sleep: that is a delay counted from when the Schedule stepped,
+ * and an advance of the virtual clock can come between the two (once the next round is announced due, while its
+ * position is being stored: a round trip to PostgreSQL), so a sleep armed after it would wait the whole delay again,
+ * in real time.
  */
 const retryRounds = (
   services: DeliveryServices,
@@ -110,7 +116,7 @@ const retryRounds = (
   from?: DeliveryPosition
 ) => {
   let position: DeliveryPosition = from ?? { round: 1, attempt: 1, roundStartedAtMillis: first.startedAtMillis }
-  const rounds = deliveryRoundsFrom(from).pipe(Schedule.tapOutput((next) =>
+  const rounds = deliveryRoundsFrom(from).pipe(Schedule.modifyDelay(() => Duration.zero), Schedule.tapOutput((next) =>
     Effect.suspend(() => {
       const previous = position
       position = next
@@ -131,11 +137,13 @@ const retryRounds = (
     const loop = (failure: DeliveryFailed): Effect.Effect<void, DeliveryFailed> =>
       failure.final === true ? Effect.fail(failure) : Effect.matchEffect(driver.next(failure), {
         onFailure: () => Effect.fail(failure),
-        onSuccess: () =>
+        onSuccess: (next) =>
           Effect.catchAll(
-            Effect.zipRight(
-              Effect.sync(() => services.due.running(delivery.responseId)),
-              onWorker(services.attempts, delivery.orgId, attemptDelivery(services, delivery, request, position))
+            ServiceClock.sleepUntil(next.roundStartedAtMillis).pipe(
+              Effect.zipRight(Effect.sync(() => services.due.running(delivery.responseId))),
+              Effect.zipRight(
+                onWorker(services.attempts, delivery.orgId, attemptDelivery(services, delivery, request, next))
+              )
             ),
             loop
           )
@@ -166,8 +174,7 @@ const resumeStoredDelivery = (services: DeliveryServices, stored: StoredDelivery
       body: stored.body
     }
     services.due.dueAt(stored.responseId, stored.position.roundStartedAtMillis)
-    const wait = stored.position.roundStartedAtMillis - (yield* Clock.currentTimeMillis)
-    if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+    yield* ServiceClock.sleepUntil(stored.position.roundStartedAtMillis)
     services.due.running(stored.responseId)
     const request = deliveryRequestOf(delivery)
     yield* Effect.catchAll(
