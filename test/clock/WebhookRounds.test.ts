@@ -2,7 +2,8 @@
  * A completion webhook whose receiver always fails, through the virtual clock (spec "Events / Completion webhook"
  * rule 5; docs/ASSUMPTIONS.md "The virtual clock"): each advance sends the rounds due inside it, really, in order, and
  * answers after them; round 2 comes 5 s of the service's clock after round 1; once the advances pass round 20 the
- * receiver has had exactly 60 requests, and later advances send nothing. On both serving paths and every store (memory, SQLite, PostgreSQL).
+ * receiver has had exactly 60 requests, and later advances send nothing. On both serving paths and every store
+ * (memory, SQLite, PostgreSQL).
  */
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
