@@ -6,18 +6,19 @@
  * and runs the installed `boxkit` command from a read-only install as a user who does not own its files. A second
  * fresh project follows the README with the same tarball ("the README", below).
  *
- * The checkout's tracked files are copied first and packed there, so the build never touches the checkout's own
- * dist/ (which other test files' processes may be running). Figures (tarball, footprint, bundle, tsc time) are
- * printed for the closing note and BENCHMARKS.md.
+ * The tarball is the one every package test of the run shares (test/support/PackedPackage.ts: packed once per tree
+ * content, away from the checkout's own dist/). Figures (tarball, footprint, bundle, tsc time) are printed for the
+ * closing note and BENCHMARKS.md.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { execFileSync, spawn } from "node:child_process"
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs"
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { rm } from "node:fs/promises"
 import { fileURLToPath } from "node:url"
 import * as ReadmeBlocks from "../../scripts/readme-blocks.ts"
+import * as PackedPackage from "../support/PackedPackage.ts"
 import * as Readme from "./Readme.ts"
 
 const checkout = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
@@ -26,7 +27,7 @@ const checkoutPackage = JSON.parse(readFileSync(join(checkout, "package.json"), 
 
 let work = ""
 let project = ""
-let tarball: { readonly filename: string; readonly size: number; readonly unpackedSize: number; readonly entryCount: number }
+let tarball: PackedPackage.Tarball
 
 /**
  * Runs a command without blocking this worker (vitest's worker must keep answering its runner while npm works):
@@ -69,21 +70,11 @@ const asOtherUser = (args: ReadonlyArray<string>) => {
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "boxkit-consumer-"))
   chmodSync(work, 0o755)
-  // The checkout's files as git sees them (tracked and new, not ignored), with its node_modules for the build.
-  const source = join(work, "source")
-  const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd: checkout })
-    .toString("utf8").split("\0").filter((file) => file !== "" && existsSync(join(checkout, file)))
-  for (const file of files) {
-    mkdirSync(dirname(join(source, file)), { recursive: true })
-    cpSync(join(checkout, file), join(source, file))
-  }
-  symlinkSync(join(checkout, "node_modules"), join(source, "node_modules"), "dir")
-  const packed = JSON.parse(await runOk("npm", ["pack", "--json", "--pack-destination", work], { cwd: source }))[0]
-  tarball = { ...packed, filename: join(work, packed.filename) }
+  tarball = (await PackedPackage.packed()).tarball
   // The README's project is prepared while the consumer's tests run (its installs wait on npm, not on this worker).
   readmePrepared = prepareReadme()
   readmePrepared.catch(() => undefined)
-}, 300_000)
+}, PackedPackage.packLimitMillis)
 
 // Two projects with their node_modules (about 200 MB) to remove: longer than a hook's default 30 s on a busy machine.
 afterAll(async () => {

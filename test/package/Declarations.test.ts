@@ -3,18 +3,20 @@
  * only the optional peers that subpath needs, and a strict consumer of `boxkit/workflow` on SQLite type-checks with
  * `skipLibCheck: false` in a project whose node_modules lack `@effect/sql-pg` and `pg`.
  *
- * Cheap by design: one tsc emit of the declarations into a temporary project (no npm pack or install), whose
- * node_modules links every installed package of the checkout except the PostgreSQL ones, then one tsc run of the
- * fixture test/package/consumer/workflow-sqlite.ts and of the example in boxkit/testing's documentation
- * (`preserveSymlinks`, so that every module resolves through that project's node_modules).
+ * The declarations are the tarball's (test/support/PackedPackage.ts: the one pack every package test of the run
+ * shares), copied into a temporary project (no install) whose node_modules links every installed package of the
+ * checkout except the PostgreSQL ones; then one tsc run of the fixture test/package/consumer/workflow-sqlite.ts and
+ * of the example in boxkit/testing's documentation (`preserveSymlinks`, so that every module resolves through that
+ * project's node_modules).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { spawn } from "node:child_process"
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import * as PackedPackage from "../support/PackedPackage.ts"
 
 const checkout = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 const fixtures = join(checkout, "test", "package", "consumer")
@@ -85,16 +87,11 @@ beforeAll(async () => {
   const modules = join(work, "node_modules")
   const boxkit = join(modules, "boxkit")
   dts = join(boxkit, "dist", "dts")
-  mkdirSync(dts, { recursive: true })
-  copyFileSync(join(checkout, "package.json"), join(boxkit, "package.json"))
-  // As scripts/build.mjs emits them: tsc with the build's settings, CommonJS-format declarations. Without a type
-  // check (the same declarations; the checkout's type check is `npm run typecheck`).
-  const emitted = await node(
-    [tsc, "-p", join(checkout, "tsconfig.build.json"), "--declarationDir", dts, "--noCheck"],
-    checkout
-  )
-  if (emitted.status !== 0) throw new Error(`tsc could not emit the declarations\n${emitted.output}`)
-  writeFileSync(join(dts, "package.json"), JSON.stringify({ type: "commonjs" }))
+  // The shipped manifest and declarations (CommonJS-format, as scripts/build.mjs emits them).
+  const { unpacked } = await PackedPackage.packed()
+  mkdirSync(boxkit, { recursive: true })
+  copyFileSync(join(unpacked, "package.json"), join(boxkit, "package.json"))
+  cpSync(join(unpacked, "dist", "dts"), dts, { recursive: true })
   // Every installed package but the PostgreSQL ones (scoped packages linked one by one).
   const installed = join(checkout, "node_modules")
   for (const name of readdirSync(installed)) {
@@ -110,7 +107,7 @@ beforeAll(async () => {
     copyFileSync(join(fixtures, file), join(work, file))
   }
   writeFileSync(join(work, "testing-example.ts"), testingExample())
-}, 600_000)
+}, PackedPackage.packLimitMillis)
 
 afterAll(() => {
   if (work !== "") rmSync(work, { recursive: true, force: true })
