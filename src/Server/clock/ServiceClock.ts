@@ -157,8 +157,28 @@ export const onClock =
       ? layer
       : Layer.locallyWith(layer, DefaultServices.currentServices, Context.add(Clock.Clock, clock))
 
-/** Effect's live clock, for the polling of the stored offset (real time, whatever clock the service has). */
-const liveClock: Clock.Clock = Context.get(DefaultServices.liveServices, Clock.Clock)
+/**
+ * The process's real clock: Effect's live clock, whatever clock the fiber runs on (the service's virtual clock, or a
+ * `TestClock`). For what is about the processes rather than the simulated world: the polling of the stored offset,
+ * and the instances' heartbeats and whether an instance is alive (state/sql/SqlWork.ts), which an advance must not
+ * move (an instance an hour behind in reading the offset is not an hour dead).
+ *
+ * Source: docs/decisions/0007-virtual-clock.md.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const realClock: Clock.Clock = Context.get(DefaultServices.liveServices, Clock.Clock)
+
+/**
+ * The real wall-clock time of the process, Unix milliseconds ({@link realClock}), never the service's clock.
+ *
+ * Source: docs/decisions/0007-virtual-clock.md.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
+export const realTimeMillis: Effect.Effect<number> = realClock.currentTimeMillis
 
 /**
  * The earliest of `instants` (Unix milliseconds; nulls skipped), for a part's `nextDueMillis`.
@@ -224,14 +244,14 @@ export const layer = (clock: VirtualClock | undefined, options: { readonly durab
           yield* Effect.flatMap(offsets.get, follow).pipe(
             Effect.catchAll(Effect.logWarning),
             Effect.repeat(Schedule.spaced(pollInterval)),
-            Effect.withClock(liveClock),
+            Effect.withClock(realClock),
             Effect.forkScoped
           )
         }
       }
       const reading = (): ClockReading =>
         clock === undefined
-          ? { mode: "real", nowMillis: liveClock.unsafeCurrentTimeMillis(), offsetMillis: 0 }
+          ? { mode: "real", nowMillis: realClock.unsafeCurrentTimeMillis(), offsetMillis: 0 }
           : { mode: "virtual", nowMillis: clock.unsafeCurrentTimeMillis(), offsetMillis: clock.offsetMillis }
       const read = clock === undefined
         ? Effect.sync(reading)

@@ -250,9 +250,10 @@ export const layer = Layer.scoped(
     const existing = (fresh: NewKey, row: Row, now: number) =>
       Effect.gen(function*() {
         const settled = flagOf(row.settled)
+        // A running key lives as long as its owner: judged by the real time, as heartbeats are (SqlWork.ts).
         const live = settled
           ? numberOf(row.expires_at_millis) > now
-          : row.owner === instances.id || instances.isAlive(numberOrNull(row.heartbeat_at_millis), now)
+          : row.owner === instances.id || (yield* instances.isAlive(numberOrNull(row.heartbeat_at_millis)))
         if (live) {
           if (row.fingerprint !== fresh.fingerprint) return { _tag: "Mismatch" } satisfies Claim
           if (!settled) return { _tag: "InFlight" } satisfies Claim

@@ -8,12 +8,17 @@
  * directory) every other instance row is a previous run of this service and is removed at start, so its work is
  * taken over at once.
  *
- * Source: docs/ASSUMPTIONS.md "Durable state".
+ * Heartbeats are about processes, not the simulated world: they are stamped, spaced and judged by the real time of the
+ * process (ServiceClock.ts `realClock`), never by the service's clock, which an advance of the virtual clock moves on
+ * one instance at once and on the others only when they next read the stored offset.
+ *
+ * Source: docs/ASSUMPTIONS.md "Durable state", "The virtual clock"; docs/decisions/0007-virtual-clock.md.
  *
  * @since 0.1.0
  */
 import { SqlClient, SqlError } from "@effect/sql"
-import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import * as ServiceClock from "../../clock/ServiceClock.js"
 import type { Prepared } from "../../responses/ResponseRequest.js"
 import { LocalServiceConfig } from "../../LocalServiceConfig.js"
 import { DurableWork, type StoredDelivery, type StoredJob } from "../DurableWork.js"
@@ -25,16 +30,16 @@ import { numberOf } from "./Rows.js"
 export class Instances extends Context.Tag("boxkit/server/sql/Instances")<Instances, {
   /** This instance's id. */
   readonly id: string
-  /** True when a heartbeat at `heartbeatAtMillis` (null: no row) means a live instance at `nowMillis`. */
-  readonly isAlive: (heartbeatAtMillis: number | null, nowMillis: number) => boolean
-  /** The oldest heartbeat (Unix ms) of a live instance at `nowMillis`. */
-  readonly aliveSince: (nowMillis: number) => number
+  /** True when a heartbeat stamped `heartbeatAtMillis` (real time, Unix ms; null: no row) is of an instance alive now. */
+  readonly isAlive: (heartbeatAtMillis: number | null) => Effect.Effect<boolean>
+  /** The oldest heartbeat (real time, Unix ms) of an instance alive now. */
+  readonly aliveSince: Effect.Effect<number>
 }>() {}
 
 /**
- * The registry: this instance's row, its heartbeat fiber (every quarter of `LocalServiceConfig.instanceTimeout`),
- * and its row removed when the layer closes. `sole`: no other process uses the store (SQLite), so earlier instances
- * are gone at start.
+ * The registry: this instance's row, its heartbeat fiber (every quarter of `LocalServiceConfig.instanceTimeout` of
+ * real time, stamped with the real time), and its row removed when the layer closes. `sole`: no other process uses the
+ * store (SQLite), so earlier instances are gone at start.
  */
 export const layerInstances = (options: { readonly sole: boolean }) =>
   Layer.scoped(
@@ -43,7 +48,7 @@ export const layerInstances = (options: { readonly sole: boolean }) =>
       const sql = yield* SqlClient.SqlClient
       const id = crypto.randomUUID()
       const timeoutMillis = Duration.toMillis((yield* LocalServiceConfig).instanceTimeout)
-      const beat = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      const beat = Effect.flatMap(ServiceClock.realTimeMillis, (now) =>
         sql`INSERT INTO instances (id, heartbeat_at_millis) VALUES (${id}, ${now})
           ON CONFLICT (id) DO UPDATE SET heartbeat_at_millis = excluded.heartbeat_at_millis`)
       if (options.sole) yield* sql`DELETE FROM instances`
@@ -51,13 +56,16 @@ export const layerInstances = (options: { readonly sole: boolean }) =>
       yield* beat.pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("instance heartbeat failed", cause)),
         Effect.repeat(Schedule.spaced(Duration.millis(Math.max(1, Math.floor(timeoutMillis / 4))))),
+        Effect.withClock(ServiceClock.realClock),
         Effect.forkScoped
       )
       yield* Effect.addFinalizer(() => Effect.ignore(sql`DELETE FROM instances WHERE id = ${id}`))
+      const aliveSince = Effect.map(ServiceClock.realTimeMillis, (now) => now - timeoutMillis)
       return {
         id,
-        isAlive: (heartbeatAtMillis, nowMillis) => heartbeatAtMillis !== null && heartbeatAtMillis > nowMillis - timeoutMillis,
-        aliveSince: (nowMillis) => nowMillis - timeoutMillis
+        isAlive: (heartbeatAtMillis) =>
+          Effect.map(aliveSince, (since) => heartbeatAtMillis !== null && heartbeatAtMillis > since),
+        aliveSince
       }
     })
   )
@@ -89,9 +97,9 @@ export const layerDurableWork = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const instances = yield* Instances
     const orphaned = (table: "background_jobs" | "webhook_outbox") =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.flatMap(instances.aliveSince, (since) =>
         sql`UPDATE ${sql(table)} SET owner = ${instances.id} WHERE owner IS NULL OR (owner <> ${instances.id} AND owner
-          NOT IN (SELECT id FROM instances WHERE heartbeat_at_millis > ${instances.aliveSince(now)})) RETURNING *`)
+          NOT IN (SELECT id FROM instances WHERE heartbeat_at_millis > ${since})) RETURNING *`)
     return {
       resumable: true,
       addJob: (job) => {
