@@ -12,10 +12,11 @@
  */
 import { HttpApp, HttpMiddleware, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Clock, Context, Duration, Effect, Layer, Queue, Redacted, Schema, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Queue, Redacted, Stream } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
-import { ModelResponse } from "../Domain/ModelResponse.js"
+import type { ModelResponse } from "../Domain/ModelResponse.js"
+import { decodeModelResponse } from "./WebhookBody.js"
 
 /**
  * Where completions already handed over are remembered. Pluggable; {@link memoryStore} is the default.
@@ -89,8 +90,6 @@ const bytesMatch = (header: string | undefined, wanted: Buffer): boolean => {
   return same && presented.length === wanted.length
 }
 
-const decodeBody = Schema.decodeUnknownEither(ModelResponse)
-
 // The fixed answers, made once (a response is an immutable value).
 const answers = {
   methodNotAllowed: HttpServerResponse.empty({ status: 405 }),
@@ -116,7 +115,7 @@ export const makeHttpApp = <E, R>(
       if (request.method !== "POST") return answers.methodNotAllowed
       if (wanted !== undefined && !bytesMatch(request.headers.authorization, wanted)) return answers.badToken
       const json = yield* Effect.either(request.json)
-      const body = json._tag === "Right" ? decodeBody(json.right) : json
+      const body = json._tag === "Right" ? decodeModelResponse(json.right) : json
       if (body._tag === "Left") return answers.notAResponse
       const response = body.right
       if (yield* store.seen(response.id)) return answers.duplicate
