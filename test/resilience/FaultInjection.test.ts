@@ -3,7 +3,7 @@
  * resets after the request committed.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either } from "effect"
+import { Chunk, Duration, Effect, Either, Fiber, Option, TestClock } from "effect"
 import * as FaultInjection from "../../src/Server/pipeline/FaultInjection.js"
 import * as LocalService from "../../src/Server/LocalService.js"
 import { type LocalServiceSettings, noFaults } from "../../src/Server/LocalServiceConfig.js"
@@ -33,6 +33,19 @@ const raw = (path: string, init: RequestInit = {}) =>
     }))
 
 const state = Effect.map(Harness.fetchRaw("/_local/state"), (response) => response.json)
+
+/**
+ * Waits until `condition` holds, checking every 5 ms of real time (the service answers over real sockets, whatever the
+ * test's clock); dies after 2,000 checks, a bound on a hang, not a timing.
+ */
+const awaitCondition = (condition: Effect.Effect<boolean>, what: string) =>
+  Effect.gen(function*() {
+    for (let check = 0; check < 2_000; check++) {
+      if (yield* condition) return
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+    }
+    return yield* Effect.dieMessage(`${what} never came`)
+  })
 
 describe("FaultInjection.parse", () => {
   it("reads fractions, percentages, latency and retry-after", () => {
@@ -146,17 +159,29 @@ describe.each(Harness.variants())("the local service with faults ($name)", (vari
       })
     ))
 
-  it.live("latency delays every /v1 request and is counted", () =>
-    withService(variant, 
+  it.effect("latency delays every /v1 request until the service's clock has passed it, and is counted (TestClock)", () =>
+    withService(variant,
       { latency: Duration.millis(60) },
       Effect.gen(function*() {
-        const started = Date.now()
-        const response = yield* raw("/v1/secrets/GITHUB_TOKEN", { headers: Harness.auth() })
-        expect(Date.now() - started).toBeGreaterThanOrEqual(55)
+        const deadline = (yield* TestClock.currentTimeMillis) + 60
+        const request = yield* Effect.fork(raw("/v1/secrets/GITHUB_TOKEN", { headers: Harness.auth() }))
+        // The request waits out its latency on the service's clock: a sleep until 60 ms from now.
+        yield* awaitCondition(Effect.map(TestClock.sleeps(), Chunk.contains(deadline)), "the latency's sleep")
+        expect((yield* state).faults.delayed).toBe(1)
+        // A millisecond short of the latency, the sleep is still pending and the request unanswered.
+        yield* TestClock.adjust(Duration.millis(59))
+        expect(Chunk.contains(yield* TestClock.sleeps(), deadline)).toBe(true)
+        expect(Option.isNone(yield* Fiber.poll(request))).toBe(true)
+        // At the latency, it runs and is answered.
+        yield* TestClock.adjust(Duration.millis(1))
+        const response = yield* Fiber.join(request)
         expect(response.closed ? 0 : response.status).toBe(200)
         const after = yield* state
         expect(after.faults.delayed).toBe(1)
         expect(after.faults.settings.latency_ms).toBe(60)
-      })
+      }).pipe(
+        // On a failure, a request still sleeping on the TestClock is let go, so that the service can close.
+        Effect.onError(() => TestClock.adjust(Duration.minutes(1)))
+      )
     ))
 })
