@@ -24,6 +24,7 @@ import * as Idempotency from "../pipeline/Idempotency.js"
 import * as RequestBody from "../pipeline/RequestBody.js"
 import * as ResponseEngine from "../responses/ResponseEngine.js"
 import * as Repositories from "../state/Repositories.js"
+import * as StateSnapshots from "../state/StateSnapshots.js"
 import * as StoreOutage from "../state/StoreOutage.js"
 import * as ClockRoutes from "./ClockRoutes.js"
 import * as ErrorResponse from "./ErrorResponse.js"
@@ -102,14 +103,7 @@ export const inspectState = Effect.gen(function*() {
       max_lifetime_seconds: box.maxLifetimeSeconds
     })),
     apps: (yield* apps.list).map((app) => ({ id: app.id, org_id: app.orgId, name: app.name, created_at: app.createdAt })),
-    egress_policies: (yield* policies.list).map((policy) => ({
-      id: policy.id,
-      org_id: policy.orgId,
-      name: policy.name,
-      document: policy.document,
-      created_at: policy.createdAt,
-      updated_at: policy.updatedAt
-    })),
+    egress_policies: (yield* policies.list).map(StateSnapshots.egressPolicyOf),
     responses: (yield* responses.list).map((record) => ({
       id: record.id,
       org_id: record.orgId,

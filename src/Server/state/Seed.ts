@@ -57,7 +57,7 @@ export const SeedSecret = Schema.Struct({ org_id: Schema.String, name: Schema.St
  * @category Schemas
  */
 export const SeedEgressPolicy = Schema.Struct({
-  id: Schema.String,
+  id: Schema.String.pipe(Schema.minLength(1)),
   org_id: Schema.String,
   name: Schema.String,
   document: Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -70,7 +70,7 @@ export const SeedEgressPolicy = Schema.Struct({
  * @since 0.1.0
  * @category Schemas
  */
-export const SeedApp = Schema.Struct({ id: Schema.String, org_id: Schema.String, name: Schema.String })
+export const SeedApp = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1)), org_id: Schema.String, name: Schema.String })
   .annotations({ identifier: "app" })
 
 /**

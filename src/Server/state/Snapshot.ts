@@ -30,23 +30,21 @@ const DateTime = Schema.String.pipe(
 )
 
 /**
- * An organization: `credits: false` answers 402; `created_at` decides whether it is new.
+ * An organization (Seed.ts `SeedOrganization`, every member required): `credits: false` answers 402; `created_at`
+ * decides whether it is new.
  *
  * @since 0.1.0
  * @category Schemas
  */
 export const SnapshotOrganization = Schema.Struct({
-  id: Schema.String.pipe(Schema.minLength(1)),
+  ...Seed.SeedOrganization.fields,
   credits: Schema.Boolean,
   created_at: DateTime
 }).annotations({ identifier: "organization" })
 
-/** A user of an organization. @since 0.1.0 @category Schemas */
-export const SnapshotUser = Schema.Struct({
-  id: Schema.String.pipe(Schema.minLength(1)),
-  org_id: Schema.String,
-  admin: Schema.Boolean
-}).annotations({ identifier: "user" })
+/** A user of an organization (Seed.ts `SeedUser`, `admin` required). @since 0.1.0 @category Schemas */
+export const SnapshotUser = Schema.Struct({ ...Seed.SeedUser.fields, admin: Schema.Boolean })
+  .annotations({ identifier: "user" })
 
 /**
  * An API key by its SHA-256 (`key_hash`, 64 hex digits; the key itself never leaves the service) and its id
@@ -63,34 +61,28 @@ export const SnapshotApiKey = Schema.Struct({
   user_id: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "api key" })
 
-/** An app: `created_at` in Unix seconds. @since 0.1.0 @category Schemas */
-export const SnapshotApp = Schema.Struct({
-  id: Schema.String.pipe(Schema.minLength(1)),
-  org_id: Schema.String,
-  name: Schema.String,
-  created_at: Schema.Int
-}).annotations({ identifier: "app" })
+/** An app (Seed.ts `SeedApp`) and its `created_at` in Unix seconds. @since 0.1.0 @category Schemas */
+export const SnapshotApp = Schema.Struct({ ...Seed.SeedApp.fields, created_at: Schema.Int })
+  .annotations({ identifier: "app" })
 
 /**
- * A secret; `value` only in a snapshot taken with secret values (`GET /_local/snapshot?secret_values=include`).
- * A secret without a value is not restored (the service keeps the value it holds, if any): docs/ASSUMPTIONS.md.
+ * A secret (Seed.ts `SeedSecret`); `value` only in a snapshot taken with secret values
+ * (`GET /_local/snapshot?secret_values=include`). A secret without a value is not restored (the service keeps the
+ * value it holds, if any): docs/ASSUMPTIONS.md.
  *
  * @since 0.1.0
  * @category Schemas
  */
 export const SnapshotSecret = Schema.Struct({
-  org_id: Schema.String,
-  name: Schema.String,
+  ...Seed.SeedSecret.fields,
   value: Schema.optional(Schema.String),
   created_at: DateTime,
   updated_at: DateTime
 }).annotations({ identifier: "secret" })
 
-/** A saved egress policy with its normalized document. @since 0.1.0 @category Schemas */
+/** A saved egress policy (Seed.ts `SeedEgressPolicy`) with its normalized document. @since 0.1.0 @category Schemas */
 export const SnapshotEgressPolicy = Schema.Struct({
-  id: Schema.String.pipe(Schema.minLength(1)),
-  org_id: Schema.String,
-  name: Schema.String,
+  ...Seed.SeedEgressPolicy.fields,
   document: PolicyDocument,
   created_at: DateTime,
   updated_at: DateTime

@@ -201,6 +201,22 @@ const idempotencyKeyOf = (remembered: RememberedKey): Snapshot.Snapshot["idempot
   body: remembered.answer.body
 })
 
+/**
+ * A saved egress policy as JSON: the member names of the snapshot (Snapshot.ts `SnapshotEgressPolicy`), which
+ * `/_local/state` shows too (LocalRoutes.ts).
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
+export const egressPolicyOf = (policy: Repositories.PolicyRecord): Snapshot.Snapshot["egress_policies"][number] => ({
+  id: policy.id,
+  org_id: policy.orgId,
+  name: policy.name,
+  document: policy.document,
+  created_at: policy.createdAt,
+  updated_at: policy.updatedAt
+})
+
 /** Every repository the snapshot reads and writes. */
 const repositories = Effect.all({
   store: SnapshotStore,
@@ -242,14 +258,7 @@ const readState = (secretValues: boolean, now: number) =>
         created_at: secret.createdAt,
         updated_at: secret.updatedAt
       })),
-      egress_policies: (yield* policies.list).map((policy) => ({
-        id: policy.id,
-        org_id: policy.orgId,
-        name: policy.name,
-        document: policy.document,
-        created_at: policy.createdAt,
-        updated_at: policy.updatedAt
-      })),
+      egress_policies: (yield* policies.list).map(egressPolicyOf),
       boxes: (yield* boxes.list).map(boxOf),
       responses: (yield* responses.list).map((record) => responseOf(record, secretValues)),
       idempotency_keys: (yield* store.rememberedKeys(now)).map(idempotencyKeyOf),
