@@ -14,6 +14,11 @@
  * - `check=vitest`: a test file, type-checked and run by vitest;
  * - `check=typecheck`: a TypeScript module, type-checked only;
  * - `check=seed`: a seed file, served by `boxkit serve --seed`;
+ * - `check=serve`: a service and commands that use it, as two terminals would run them: the first line is
+ *   `npx boxkit serve ... --port PORT`, started on a free port instead of PORT (the README's 8787 may be taken where the
+ *   check runs) until it says where it listens; the other lines run with bash, the README's address of the service
+ *   (`http://127.0.0.1:PORT`) replaced by the one it printed (exit status 0, output containing `expect`); then the
+ *   service is sent SIGTERM and must exit 0 ({@link serveBlock});
  * - `check=output` or `check=illustration`: not checked (a terminal transcript, a command's synopsis): said
  *   explicitly, so that no block is left unchecked by accident.
  *
@@ -26,7 +31,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 /** How a block is checked. */
-export const checks = ["install", "shell", "run", "signal", "vitest", "typecheck", "seed", "output", "illustration"] as const
+export const checks = ["install", "shell", "run", "signal", "vitest", "typecheck", "seed", "serve", "output", "illustration"] as const
 
 /** How a block is checked (see the module's documentation). */
 export type Check = (typeof checks)[number]
@@ -42,7 +47,7 @@ export interface ReadmeBlock {
   readonly check: Check
   /** The file the block is saved as (required for run, signal, vitest, typecheck and seed). */
   readonly file: string | undefined
-  /** Text the block's output must contain (run, shell). */
+  /** Text the block's output must contain (run, shell, serve). */
   readonly expect: string | undefined
   /** Text of the daemon's output after which it is sent SIGTERM (signal). */
   readonly until: string | undefined
@@ -55,13 +60,15 @@ export interface ParsedReadme {
 }
 
 const markerPattern = /^<!--\s*readme-block\s+(.*?)\s*-->$/
-const attributePattern = /(\w+)=(?:"([^"]*)"|(\S+))/g
+const attributePattern = /(\w+)=(?:"([^"]*)"|'([^']*)'|(\S+))/g
 const needsFile: ReadonlyArray<Check> = ["run", "signal", "vitest", "typecheck", "seed"]
+/** The first line of a `check=serve` block: `npx boxkit serve`, its arguments, one of them `--port PORT`. */
+const serveCommand = /^npx boxkit (serve(?:\s+\S+)*?\s+--port\s+(\d+)(?:\s+\S+)*)\s*$/
 
-/** The `key=value` attributes of a marker (values may be double-quoted). */
+/** The `key=value` attributes of a marker (values may be quoted: `"..."`, or `'...'` for a value with `"` in it). */
 const attributesOf = (text: string): Map<string, string> => {
   const attributes = new Map<string, string>()
-  for (const match of text.matchAll(attributePattern)) attributes.set(match[1]!, match[2] ?? match[3] ?? "")
+  for (const match of text.matchAll(attributePattern)) attributes.set(match[1]!, match[2] ?? match[3] ?? match[4] ?? "")
   return attributes
 }
 
@@ -82,6 +89,9 @@ const blockOf = (
   const file = attributes.get("file")
   if (needsFile.includes(check as Check) && file === undefined) return `line ${fence.line}: check=${check} needs file=NAME`
   if (check === "signal" && attributes.get("until") === undefined) return `line ${fence.line}: check=signal needs until="TEXT"`
+  if (check === "serve" && serveCommand.exec(fence.code.split("\n")[0]!) === null) {
+    return `line ${fence.line}: check=serve needs "npx boxkit serve ... --port PORT" on the block's first line`
+  }
   for (const key of attributes.keys()) {
     if (!["check", "file", "expect", "until"].includes(key)) return `line ${fence.line}: unknown attribute ${key}`
   }
@@ -149,6 +159,30 @@ export const mentionedFiles = (markdown: string): ReadonlyArray<string> => {
     if (/^(?:docs|src|dist|bin|test|scripts|bench)\/[\w./-]*$/.test(text) || /^[\w./-]+\.md$/.test(text)) files.push(text)
   }
   return files
+}
+
+/** A `check=serve` block as it is run ({@link serveBlock}). */
+export interface ServeBlock {
+  /** The arguments of the installed `boxkit` command (the words after `npx boxkit`), with `--port 0`. */
+  readonly serveArgs: ReadonlyArray<string>
+  /** The block's other lines, for bash, with `origin` (`http://HOST:PORT`, no path) as the service's address. */
+  readonly commands: (origin: string) => string
+}
+
+/**
+ * A `check=serve` block as it is run: its first line `npx boxkit serve ... --port PORT` as the arguments of the
+ * installed command with port 0 (a free one), and its other lines with `http://127.0.0.1:PORT` replaced by the address
+ * the service printed. Throws when the block is not a well-formed serve block ({@link parse} reports it first).
+ */
+export const serveBlock = (block: ReadmeBlock): ServeBlock => {
+  const [first = "", ...rest] = block.code.split("\n")
+  const matched = serveCommand.exec(first)
+  if (block.check !== "serve" || matched === null) throw new Error(`line ${block.line}: not a check=serve block`)
+  const words = matched[1]!.split(/\s+/)
+  const portAt = words.indexOf("--port") + 1
+  const serveArgs = words.map((word, at) => at === portAt ? "0" : word)
+  const readmeOrigin = `http://127.0.0.1:${matched[2]}`
+  return { serveArgs, commands: (origin) => rest.join("\n").replaceAll(readmeOrigin, origin) }
 }
 
 /** Writes every block that names a file into `directory`; returns their paths. */

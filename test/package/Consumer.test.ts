@@ -404,9 +404,30 @@ describe("the README", { timeout: 240_000 }, () => {
       }
       case "signal":
         return checkDaemon(block)
+      case "serve":
+        return checkServe(block)
       default:
         return { status: 0, output: "", problems: [] }
     }
+  }
+
+  /**
+   * A service and the commands that use it (scripts/readme-blocks.ts `serveBlock`): `boxkit serve` started on a free
+   * port until it says where it listens, the other lines run with bash against that address; then the service is sent
+   * SIGTERM and must exit 0.
+   */
+  const checkServe = async (block: ReadmeBlocks.ReadmeBlock) => {
+    const serve = ReadmeBlocks.serveBlock(block)
+    const served = await Readme.startUntil(join(project, "node_modules", ".bin", "boxkit"), serve.serveArgs, {
+      cwd: project,
+      env: environment,
+      until: /listening on (http:\/\/\S+)\/v1/,
+      timeoutMillis: 60_000
+    })
+    const commands = await run("bash", ["-e", "-c", serve.commands(served.matched[1]!)], { cwd: project, env: environment })
+    const stopped = await served.stop("SIGTERM")
+    const problems = stopped === 0 ? [] : [`boxkit serve exited ${stopped} on SIGTERM:\n${served.output()}`]
+    return { status: commands.status, output: commands.stdout + commands.stderr, problems }
   }
 
   /**

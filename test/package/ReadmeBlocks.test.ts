@@ -65,7 +65,7 @@ describe("README blocks", () => {
     ].join("\n"))
     expect(problems).toEqual([
       "line 2: the `sh` block has no \"<!-- readme-block check=... -->\" marker on the line before it",
-      "line 6: check=maybe is not one of install, shell, run, signal, vitest, typecheck, seed, output, illustration",
+      "line 6: check=maybe is not one of install, shell, run, signal, vitest, typecheck, seed, serve, output, illustration",
       "line 9: check=run needs file=NAME",
       "line 12: check=signal needs until=\"TEXT\"",
       "file=a.ts names more than one block"
@@ -88,6 +88,37 @@ describe("README blocks", () => {
     expect(Readme.inTarball(entries, "./src/Client")).toBe(true)
     expect(Readme.inTarball(entries, "CONTRIBUTING.md")).toBe(false)
     expect(Readme.inTarball(entries, "../README.md")).toBe(false)
+  })
+
+  it("runs a serve block's service on a free port and its commands against the address it printed", () => {
+    const { blocks, problems } = ReadmeBlocks.parse([
+      "<!-- readme-block check=serve expect='\"offset_seconds\":3600' -->",
+      `${fence}sh`,
+      "npx boxkit serve --port 8787 --clock virtual",
+      "curl -s http://127.0.0.1:8787/_local/clock/advance -d '{\"seconds\": 3600}'",
+      "curl -s http://127.0.0.1:8787/_local/clock",
+      fence,
+      "<!-- readme-block check=serve -->",
+      `${fence}sh`,
+      "npx boxkit serve --clock virtual",
+      fence,
+      "<!-- readme-block check=serve -->",
+      `${fence}sh`,
+      "boxkit serve --port 8787",
+      fence
+    ].join("\n"))
+    expect(problems).toEqual([
+      "line 8: check=serve needs \"npx boxkit serve ... --port PORT\" on the block's first line",
+      "line 12: check=serve needs \"npx boxkit serve ... --port PORT\" on the block's first line"
+    ])
+    expect(blocks[0]?.expect).toBe("\"offset_seconds\":3600")
+    const serve = ReadmeBlocks.serveBlock(blocks[0]!)
+    expect(serve.serveArgs).toEqual(["serve", "--port", "0", "--clock", "virtual"])
+    expect(serve.commands("http://127.0.0.1:40123")).toBe([
+      "curl -s http://127.0.0.1:40123/_local/clock/advance -d '{\"seconds\": 3600}'",
+      "curl -s http://127.0.0.1:40123/_local/clock",
+      ""
+    ].join("\n"))
   })
 
   it("takes npm install commands from install blocks, the package's name replaced by the tarball", () => {
