@@ -4,7 +4,10 @@
  * being handled, the Stream variant, the in-memory store's expiry (TestClock), and no request span unless asked for.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, Deferred, Duration, Effect, Fiber, Layer, Redacted, Stream, TestClock, Tracer } from "effect"
+import { HttpIncomingMessage, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Chunk, Context, Deferred, Duration, Effect, Fiber, Layer, Option, Redacted, Stream, TestClock, Tracer } from "effect"
+import { createServer } from "node:http"
 import * as WebhookReceiver from "../../src/Client/WebhookReceiver.js"
 
 const completion = (id: string, status = "completed") =>
@@ -82,6 +85,36 @@ describe("WebhookReceiver", () => {
       expect((yield* post(url, completion("resp_x", "exploded"))).status).toBe(400)
       const get = yield* Effect.promise(() => fetch(url))
       expect(get.status).toBe(405)
+      // An empty body is JSON null: not a Model response either.
+      expect((yield* post(url, "")).status).toBe(400)
+    })))
+
+  it.live("a body past the server's MaxBodySize is never handed over (refused or cut off); one within it is", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const handed: Array<string> = []
+      const app = yield* WebhookReceiver.makeHttpApp({ handler: (response) => Effect.sync(() => void handed.push(response.id)) })
+      const body = completion("resp_big")
+      const serveWithLimit = (bytes: number) =>
+        Effect.gen(function*() {
+          const context = yield* Layer.build(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
+          yield* WebhookReceiver.serve(HttpIncomingMessage.withMaxBodySize(app, Option.some(bytes))).pipe(Effect.provide(context))
+          return yield* HttpServer.addressFormattedWith((address) => Effect.succeed(`${address}/webhooks`)).pipe(
+            Effect.provide(context)
+          )
+        })
+      const small = yield* serveWithLimit(body.length - 1)
+      // The answer's status, or 0 when the connection was cut off before one.
+      const refused = yield* Effect.promise(() =>
+        fetch(small, { method: "POST", headers: { "content-type": "application/json" }, body }).then(
+          (response) => response.status,
+          () => 0
+        )
+      )
+      expect(refused === 0 || refused >= 400).toBe(true)
+      expect(handed).toEqual([])
+      const large = yield* serveWithLimit(body.length)
+      expect((yield* post(large, body)).status).toBe(200)
+      expect(handed).toEqual(["resp_big"])
     })))
 
   it.live("each completion is handed over once; a failing handler answers 500 so the sender redelivers", () =>
