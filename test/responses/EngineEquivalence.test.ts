@@ -6,7 +6,7 @@
  * requests wait in a queue served by workers, and many of them all complete.
  */
 import { beforeAll, describe, expect } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
+import { Effect, FastCheck as fc, Schedule } from "effect"
 import { it as vitestIt } from "vitest"
 import { countTokens, type GenerateRequest, localChunks, localReply } from "../../src/Server/responses/LanguageModel.js"
 import * as Tokenizer from "../../src/Server/responses/Tokenizer.js"
@@ -72,6 +72,24 @@ describe("the local model's whole answer", () => {
       })
     }
   }
+})
+
+describe("the local model's token count of its whole answer", () => {
+  vitestIt("is the tokenizer's count of the whole text, for arbitrary prompts (every pair of fixed sentences)", () => {
+    const pairs = new Set<string>()
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.fullUnicodeString(), fc.constantFrom(...inputs, "", "  a\"", "x'", "9")), (input) => {
+        const [chunk] = localChunks(generateRequest(input, undefined, false))
+        expect(chunk._tag).toBe("Text")
+        if (chunk._tag !== "Text") return
+        expect(chunk.tokens).toBe(countTokens(chunk.text))
+        pairs.add(chunk.text.slice(chunk.text.lastIndexOf("\". ") + 3))
+      }),
+      { numRuns: 2000, seed: 3 }
+    )
+    // 8 sentences, two different ones per answer: all 56 ordered pairs were counted.
+    expect(pairs.size).toBe(56)
+  })
 })
 
 describe.each(Harness.variants())("$name", (variant) =>

@@ -184,14 +184,17 @@ export const reasons = (effort: string | undefined): boolean =>
   effort !== undefined && effort !== "none" && effort !== "minimal"
 
 /**
- * The deterministic answer of the local model, before any token limit: `text` quotes the user's words (or the start of
- * the pre-tokenized prompt, decoded) and adds two sentences picked by a hash of the whole prompt; `reasoning` is a
- * short deterministic reasoning text when `reasoningEffort` asks for reasoning, else null. Needs `Tokenizer.load`.
- *
- * @since 0.1.0
- * @category Local model
+ * The parts of the local model's answer text: the quote of the prompt (`You said: "..."."`) and the two sentences picked
+ * by a hash of the whole prompt; the text is `quote first second`, joined by spaces.
  */
-export const localReply = (request: GenerateRequest): { readonly reasoning: string | null; readonly text: string } => {
+interface ReplyParts {
+  readonly reasoning: string | null
+  readonly quote: string
+  readonly first: string
+  readonly second: string
+}
+
+const replyParts = (request: GenerateRequest): ReplyParts => {
   let seed = fnv(2166136261, request.model)
   let prompt: string
   if (request.promptTokenIds !== undefined) {
@@ -209,34 +212,62 @@ export const localReply = (request: GenerateRequest): { readonly reasoning: stri
   const first = sentences[seed % sentences.length]
   let second = sentences[(seed >>> 8) % sentences.length]
   if (second === first) second = sentences[(seed + 1) % sentences.length]
-  const text = `You said: "${quoted}". ${first} ${second}`
   const words = quoted === "" ? 0 : quoted.split(" ").length
   const reasoning = reasons(request.reasoningEffort)
     ? `The prompt has ${words} words and ${request.messages.length} messages; answer with two facts about boxes.`
     : null
-  return { reasoning, text }
+  return { reasoning, quote: `You said: "${quoted}".`, first, second }
+}
+
+/**
+ * The deterministic answer of the local model, before any token limit: `text` quotes the user's words (or the start of
+ * the pre-tokenized prompt, decoded) and adds two sentences picked by a hash of the whole prompt; `reasoning` is a
+ * short deterministic reasoning text when `reasoningEffort` asks for reasoning, else null. Needs `Tokenizer.load`.
+ *
+ * @since 0.1.0
+ * @category Local model
+ */
+export const localReply = (request: GenerateRequest): { readonly reasoning: string | null; readonly text: string } => {
+  const parts = replyParts(request)
+  return { reasoning: parts.reasoning, text: `${parts.quote} ${parts.first} ${parts.second}` }
+}
+
+/**
+ * The tokens of each fixed sentence with the space before it, counted once. The quote always ends in `".` and each
+ * sentence starts with a space and a capital letter, so the tokenizer's pre-split cuts the text at those spaces:
+ * the text's count is the quote's plus the sentences' (test/responses/EngineEquivalence.test.ts checks it).
+ */
+const sentenceTokens = new Map<string, number>()
+
+const tokensOfSentence = (sentence: string): number => {
+  let tokens = sentenceTokens.get(sentence)
+  if (tokens === undefined) sentenceTokens.set(sentence, tokens = countTokens(` ${sentence}`))
+  return tokens
 }
 
 /**
  * The chunks of the local model's answer: reasoning first, then text. Streamed (`stream` true): pieces of one token
- * (several only where a character spans tokens). Otherwise: the whole reasoning and the whole text, each counted
- * with the tokenizer once (the same texts and token totals as the pieces).
+ * (several only where a character spans tokens). Otherwise: the whole reasoning and the whole text, the reasoning counted
+ * with the tokenizer once and the text as its quote plus the fixed sentences' counts, each counted once per process
+ * (the same texts and token totals as the pieces).
  *
  * @since 0.1.0
  * @category Local model
  */
 export const localChunks = (request: GenerateRequest): Array<ModelChunk> => {
-  const reply = localReply(request)
+  const parts = replyParts(request)
+  const text = `${parts.quote} ${parts.first} ${parts.second}`
   const chunks: Array<ModelChunk> = []
   if (request.stream === true) {
-    if (reply.reasoning !== null) {
-      for (const piece of tokenPieces(tokenize(reply.reasoning))) chunks.push({ _tag: "Reasoning", ...piece })
+    if (parts.reasoning !== null) {
+      for (const piece of tokenPieces(tokenize(parts.reasoning))) chunks.push({ _tag: "Reasoning", ...piece })
     }
-    for (const piece of tokenPieces(tokenize(reply.text))) chunks.push({ _tag: "Text", ...piece })
+    for (const piece of tokenPieces(tokenize(text))) chunks.push({ _tag: "Text", ...piece })
     return chunks
   }
-  if (reply.reasoning !== null) chunks.push({ _tag: "Reasoning", text: reply.reasoning, tokens: countTokens(reply.reasoning) })
-  chunks.push({ _tag: "Text", text: reply.text, tokens: countTokens(reply.text) })
+  if (parts.reasoning !== null) chunks.push({ _tag: "Reasoning", text: parts.reasoning, tokens: countTokens(parts.reasoning) })
+  const tokens = countTokens(parts.quote) + tokensOfSentence(parts.first) + tokensOfSentence(parts.second)
+  chunks.push({ _tag: "Text", text, tokens })
   return chunks
 }
 
