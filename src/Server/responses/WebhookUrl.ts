@@ -10,9 +10,11 @@ import { Option } from "effect"
 
 /**
  * `url` with the user name and password of its userinfo replaced by `REDACTED` (`https://REDACTED:REDACTED@host/`),
- * for every answer and log that shows a webhook URL; other texts are returned as they are.
+ * for every answer and log that shows a webhook URL; other texts are returned as they are. A text without `@` has no
+ * userinfo (a URL's userinfo ends with it) and is returned without being parsed.
  */
 export const redactUserinfo = (url: string): string => {
+  if (!url.includes("@")) return url
   try {
     const parsed = new URL(url)
     if (parsed.username === "" && parsed.password === "") return url
