@@ -20,22 +20,9 @@ import * as NodeHandler from "./NodeHandler.js"
 import * as NodeListen from "../NodeListen.js"
 
 /**
- * The routes beside `/v1` for NodeHandler.ts: `/openapi.json` (fixed bytes), the pages, and `/_local/*`.
- *
- * @since 0.1.0
- * @category Constructors
- */
-export const extraRoutes = <R>(routes: ServingPath.Routes<R>): Effect.Effect<NodeHandler.ExtraRoutes, never, R> =>
-  Effect.map(routes.local, (local) => ({
-    fixed: new Map([["/openapi.json", { body: routes.openApi, contentType: "application/json" }]]),
-    pages: routes.pages,
-    prefix: "/_local/",
-    app: local
-  }))
-
-/**
  * Answers every request of `server` through NodeHandler.ts for as long as the layer's scope is open: the contract
- * (`routes.api`, built with its own `HttpApiBuilder.Router` and `HandlerGroups.Registry`) and the routes beside it.
+ * (`routes.api`, built with its own `HttpApiBuilder.Router` and `HandlerGroups.Registry`) and beside it
+ * `/openapi.json` (fixed bytes), the pages and `/_local/*`.
  *
  * @since 0.1.0
  * @category Layers
@@ -43,7 +30,12 @@ export const extraRoutes = <R>(routes: ServingPath.Routes<R>): Effect.Effect<Nod
 export const layer = <R>(server: Server, routes: ServingPath.Routes<R>) =>
   Layer.scopedDiscard(
     Effect.gen(function*() {
-      const listener = yield* NodeHandler.make(yield* extraRoutes(routes))
+      const listener = yield* NodeHandler.make({
+        fixed: new Map([["/openapi.json", { body: routes.openApi, contentType: "application/json" }]]),
+        pages: routes.pages,
+        prefix: "/_local/",
+        app: yield* routes.local
+      })
       server.on("request", listener)
       yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", listener)))
     })

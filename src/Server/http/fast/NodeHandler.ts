@@ -1,42 +1,26 @@
 /**
- * The Node request handler of the local service: the contract's routes (ContractRoutes.ts: compiled from the
- * `HttpApi` contract and the handlers of its groups), dispatched with only the machinery the service needs, and
- * answers written straight to Node's response.
+ * The Node request handler of the local service: the contract's routes (ContractRoutes.ts) behind the request
+ * pipeline, with answers in memory written straight to Node's response.
  *
- * A `/v1` request: steps 1-5 of the request pipeline (RequestPipeline.ts: draining, declared length,
- * authentication, credits, the new-organization cap) run when it arrives, in a short fiber of their own; its body is
- * read with Node's events; then one fiber (uninterruptible, except where the router and the fault injector allow it)
- * runs idempotency and the route, with the caller, route parameters and query provided to the route; every failure
- * is answered with the error envelope (ErrorResponse.ts). The answer is written when the fiber ends. With a fault
- * configured, the whole pipeline runs in the fiber behind the fault injector instead, faults first.
+ * A `/v1` request: admission (RequestPipeline.ts steps 1-5) when it arrives, outside any fiber for a caller the
+ * pipeline knows; its body read with Node's events; then one fiber (uninterruptible, except where the router and the
+ * fault injector allow it) runs idempotency and the route; every failure is answered with the error envelope
+ * (ErrorResponse.ts). With a fault configured, the whole pipeline runs in that fiber behind the fault injector.
  *
- * Left out compared with `HttpApiBuilder.httpApp` served by `HttpServer.serve`: the server span (on with
- * `LocalServiceConfig.requestTracing`), pre-response handlers, the contract-level
- * `Authorization` middleware (the pipeline already resolved the caller: see {@link make}), the error encoding of the
- * contract (every failure is answered by ErrorResponse.ts, as before), and the fault injector when no fault is
- * configured. `GET /openapi.json` is answered without a fiber, from bytes
- * encoded once.
+ * Left out compared with `HttpApiBuilder.httpApp` served by `HttpServer.serve`: the server span unless
+ * `LocalServiceConfig.requestTracing` is on, pre-response handlers, the contract's `Authorization` middleware (the
+ * pipeline resolves the caller: see {@link make}) and its error encoding (ErrorResponse.ts answers every failure).
  *
- * Source: docs/decisions/0002-what-the-fast-paths-save.md (machinery cut per request, not behaviour); ../shared/notes/effect-3.22.md
- * (per-request costs of the Effect HTTP stack).
+ * Source: docs/decisions/0001-two-serving-paths.md; docs/decisions/0002-what-the-fast-paths-save.md.
  *
  * @since 0.1.0
  */
-import {
-  Cookies,
-  Headers,
-  HttpApi,
-  HttpMiddleware,
-  HttpServerError,
-  HttpServerRequest,
-  HttpServerResponse,
-  HttpTraceContext
-} from "@effect/platform"
-import { Cause, Chunk, Context, Effect, type Fiber, Option, Runtime, RuntimeFlags, Scope, Stream } from "effect"
+import { Cookies, HttpApi, HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Context, Effect, type Fiber, Runtime, RuntimeFlags, Scope } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Readable } from "node:stream"
-import type { ReadableStream as NodeWebReadableStream } from "node:stream/web"
 import { pipeline as pipeStreams } from "node:stream/promises"
+import type { ReadableStream as NodeWebReadableStream } from "node:stream/web"
 import * as ApiError from "../../../ApiError.js"
 import { Authorization } from "../../../Contract/Api.js"
 import { Principal } from "../../../Contract/Principal.js"
@@ -69,6 +53,7 @@ export interface ExtraRoutes {
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }
 
+/** The headers of `response` for Node's `writeHead`, its cookies among them. */
 const headersOf = (response: HttpServerResponse.HttpServerResponse): Record<string, string | Array<string>> => {
   if (Cookies.isEmpty(response.cookies)) return response.headers
   const headers: Record<string, string | Array<string>> = { ...response.headers }
@@ -80,37 +65,26 @@ const headersOf = (response: HttpServerResponse.HttpServerResponse): Record<stri
 
 /**
  * Writes `response` to Node's response of `request` now, when its body is in memory (empty, bytes, or a raw string
- * or bytes); false when it must be written with {@link writeResponse} (a stream, a pipeable body, form data).
+ * or bytes); false when it must be written with {@link writeStreamed} (a stream, a pipeable body, form data).
  * Nothing is written to a response that already ended or whose connection is gone (true).
  */
-export const writeNow = (request: LocalRequest, response: HttpServerResponse.HttpServerResponse): boolean => {
+const writeNow = (request: LocalRequest, response: HttpServerResponse.HttpServerResponse): boolean => {
   const nodeResponse = request.response
   if (nodeResponse.writableEnded || nodeResponse.destroyed) return true
   const body = response.body
-  switch (body._tag) {
-    case "Empty":
-      nodeResponse.writeHead(response.status, headersOf(response))
-      nodeResponse.end()
-      return true
-    case "Uint8Array":
-      nodeResponse.writeHead(response.status, headersOf(response))
-      nodeResponse.end(body.body)
-      return true
-    case "Raw":
-      if (typeof body.body !== "string" && !(body.body instanceof Uint8Array)) return false
-      nodeResponse.writeHead(response.status, headersOf(response))
-      nodeResponse.end(body.body as string | Uint8Array)
-      return true
-    default:
-      return false
-  }
+  const inMemory = body._tag === "Empty" || body._tag === "Uint8Array" ||
+    (body._tag === "Raw" && (typeof body.body === "string" || body.body instanceof Uint8Array))
+  if (!inMemory) return false
+  nodeResponse.writeHead(response.status, headersOf(response))
+  nodeResponse.end(body._tag === "Empty" ? undefined : body.body as string | Uint8Array)
+  return true
 }
 
 /**
  * {@link writeNow}, never throwing: when Node refuses the answer (e.g. a header value it cannot send), a 500
  * envelope goes out instead if nothing was sent yet, else the connection is closed.
  */
-export const writeSafely = (request: LocalRequest, response: HttpServerResponse.HttpServerResponse): boolean => {
+const writeSafely = (request: LocalRequest, response: HttpServerResponse.HttpServerResponse): boolean => {
   try {
     return writeNow(request, response)
   } catch {
@@ -129,104 +103,44 @@ export const writeSafely = (request: LocalRequest, response: HttpServerResponse.
 }
 
 /**
- * Writes `response` to Node's response of `request` (status, headers, cookies, body). A streamed body is written
- * chunk by chunk, waiting for `drain`, interruptibly (a client that leaves stops the stream).
+ * Writes an answer whose body is not in memory (a stream, a pipeable body, form data) through its web form
+ * (`HttpServerResponse.toWeb`), interruptibly (a client that leaves stops it). A body that fails ends the response (a
+ * 500 when nothing was sent yet) and is logged; an interrupted one only ends it.
  */
-export const writeResponse = (
-  request: LocalRequest,
-  response: HttpServerResponse.HttpServerResponse
-): Effect.Effect<void> => {
-  if (writeNow(request, response)) return Effect.void
+const writeStreamed = (request: LocalRequest, response: HttpServerResponse.HttpServerResponse): Effect.Effect<void> => {
   const nodeResponse = request.response
-  const headers = headersOf(response)
-  const body = response.body
-  switch (body._tag) {
-    case "Empty":
-    case "Uint8Array":
-      return Effect.void
-    case "Raw":
-    case "FormData": {
-      // A pipeable or form body (writeNow wrote the others), through its web form.
-      const web = HttpServerResponse.toWeb(response)
-      const webHeaders: Record<string, string | Array<string>> = { ...headers }
-      web.headers.forEach((value, key) => {
-        if (key !== "set-cookie") webHeaders[key] = value
-      })
-      nodeResponse.writeHead(response.status, webHeaders)
-      return Effect.interruptible(Effect.catchAllCause(
-        Effect.tryPromise((signal) => pipeStreams(Readable.fromWeb(web.body as NodeWebReadableStream, { signal }), nodeResponse)),
-        (cause) => Effect.zipRight(endAfterFailure(nodeResponse), Effect.logError("writing an answer's body failed", cause))
-      ))
-    }
-    case "Stream": {
-      nodeResponse.writeHead(response.status, headers)
-      const drained = Effect.unsafeMakeLatch()
-      nodeResponse.on("drain", () => drained.unsafeOpen())
-      return body.stream.pipe(
-        Stream.runForEachChunk((chunk) => {
-          const parts = Chunk.toReadonlyArray(chunk)
-          let needDrain = false
-          for (const part of parts) {
-            if (!nodeResponse.write(part) && !needDrain) {
-              needDrain = true
-              drained.unsafeClose()
-            }
-          }
-          return needDrain ? drained.await : Effect.void
-        }),
-        Effect.interruptible,
-        Effect.matchCauseEffect({
-          onSuccess: () => Effect.sync(() => nodeResponse.end()),
-          onFailure: (cause) =>
-            Cause.isInterruptedOnly(cause)
-              ? endAfterFailure(nodeResponse)
-              : Effect.zipRight(endAfterFailure(nodeResponse), Effect.logError("a streamed answer failed", cause))
-        })
-      )
-    }
-  }
+  const written = Effect.flatMap(Effect.runtime<never>(), (runtime) => {
+    const web = HttpServerResponse.toWeb(response, { runtime })
+    const headers: Record<string, string | Array<string>> = {}
+    web.headers.forEach((value, key) => {
+      if (key !== "set-cookie") headers[key] = value
+    })
+    const cookies = web.headers.getSetCookie()
+    if (cookies.length > 0) headers["set-cookie"] = cookies
+    nodeResponse.writeHead(web.status, headers)
+    return Effect.tryPromise((signal) =>
+      pipeStreams(Readable.fromWeb(web.body as NodeWebReadableStream, { signal }), nodeResponse)
+    )
+  })
+  return Effect.catchAllCause(Effect.interruptible(written), (cause) =>
+    Effect.zipRight(
+      Effect.sync(() => {
+        if (!nodeResponse.headersSent) nodeResponse.writeHead(500)
+        if (!nodeResponse.writableEnded) nodeResponse.end()
+      }),
+      Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError("an answer's body could not be written", cause)
+    ))
 }
 
-/** Ends a response whose body could not be written: a 500 when nothing was sent yet, else the end of what was. */
-const endAfterFailure = (nodeResponse: ServerResponse) =>
-  Effect.sync(() => {
-    if (!nodeResponse.headersSent) nodeResponse.writeHead(500)
-    if (!nodeResponse.writableEnded) nodeResponse.end()
-  })
-
 /**
- * A server span around a request's answer (`LocalServiceConfig.requestTracing`), with the attributes of
- * `@effect/platform`'s `HttpMiddleware.tracer` (which its 0.97 release does not export): method, URL, user agent, the request headers (redacted by
- * `Headers.currentRedactedNames`: `authorization` among them), client address, status and response headers; the
- * parent from the request's trace headers.
+ * A server span around a request's answer (`LocalServiceConfig.requestTracing`): `HttpApp.toHandled`'s, the span
+ * `HttpServer.serve` makes (method, URL, redacted headers, status; the parent from the request's trace headers).
  */
-export const traceRequest = <E, R>(
-  request: HttpServerRequest.HttpServerRequest,
-  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
-  Effect.withFiberRuntime((fiber) => {
-    const redactedNames = fiber.getFiberRef(Headers.currentRedactedNames)
-    const name = Context.get(fiber.currentContext, HttpMiddleware.SpanNameGenerator)(request)
-    return Effect.useSpan(name, {
-      parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers)),
-      kind: "server",
-      captureStackTrace: false
-    }, (span) => {
-      span.attribute("http.request.method", request.method)
-      const queryAt = request.url.indexOf("?")
-      span.attribute("url.path", queryAt < 0 ? request.url : request.url.slice(0, queryAt))
-      if (queryAt >= 0) span.attribute("url.query", request.url.slice(queryAt + 1))
-      if (request.headers["user-agent"] !== undefined) span.attribute("user_agent.original", request.headers["user-agent"])
-      const requestHeaders = Headers.redact(request.headers, redactedNames)
-      for (const header in requestHeaders) span.attribute(`http.request.header.${header}`, String(requestHeaders[header]))
-      if (request.remoteAddress._tag === "Some") span.attribute("client.address", request.remoteAddress.value)
-      return Effect.tap(Effect.withParentSpan(app, span), (response) => {
-        span.attribute("http.response.status_code", response.status)
-        const responseHeaders = Headers.redact(response.headers, redactedNames)
-        for (const header in responseHeaders) span.attribute(`http.response.header.${header}`, String(responseHeaders[header]))
-      })
-    })
-  })
+const traceRequest = (app: RequestApp): RequestApp => {
+  let answered: HttpServerResponse.HttpServerResponse | undefined
+  const handled = HttpApp.toHandled(app, (_, response) => Effect.sync(() => (answered = response)))
+  return Effect.map(handled, () => answered!)
+}
 
 /** The answer to a cause that reached the top of a request: interruptions stay interruptions. */
 const envelope = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest) =>
@@ -279,22 +193,14 @@ const forkScoped = <A, E>(
     )
   }))
 
-/** Runs `effect` in a request's fiber with `context` as it is (see {@link forkScoped}). */
-const forkUnscoped = <A, E>(
-  serving: NodeServing,
-  context: Map<string, unknown>,
-  effect: Effect.Effect<A, E, HttpServerRequest.HttpServerRequest>
-) =>
-  serving.runUninterruptible(
-    Effect.mapInputContext(effect, () => Context.unsafeMake<HttpServerRequest.HttpServerRequest>(context))
-  )
-
-/** The answer of one request: its app, every failure but an interruption answered with the envelope. */
-const answer = (serving: NodeServing, request: LocalRequest, app: RequestApp) =>
-  Effect.catchAllCause(
-    serving.requestTracing ? traceRequest(request, app) : app,
-    (cause) => envelope(cause, request)
-  ) as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
+/**
+ * The answer of one request: its app, every failure but an interruption answered with the envelope; inside a server
+ * span when `requestTracing` is on.
+ */
+const answer = (serving: NodeServing, request: LocalRequest, app: RequestApp): RequestApp => {
+  const enveloped = Effect.catchAllCause(app, (cause) => envelope(cause, request))
+  return serving.requestTracing ? traceRequest(enveloped) : enveloped
+}
 
 /** Counts nothing: a page beside `/v1` whose client leaves is not a `/v1` client abort. */
 const countNoAbort = (_: LocalRequest): void => {}
@@ -326,16 +232,7 @@ const serveInFiber = (
       return
     }
     // Answers in memory are written now; a streamed one in a fiber of its own, which a client abort interrupts.
-    if (!writeSafely(request, exit.value)) {
-      fiber = forkUnscoped(
-        serving,
-        context,
-        Effect.catchAllCause(Effect.suspend(() => writeResponse(request, exit.value)), (cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? endAfterFailure(nodeResponse)
-            : Effect.zipRight(endAfterFailure(nodeResponse), Effect.logError("an answer could not be written", cause)))
-      )
-    }
+    if (!writeSafely(request, exit.value)) fiber = forkScoped(serving, context, writeStreamed(request, exit.value))
   })
   nodeResponse.on("close", () => {
     if (nodeResponse.writableEnded) return
@@ -351,20 +248,10 @@ const refuse = (serving: NodeServing, request: LocalRequest, refusal: HttpServer
 }
 
 /** Runs an admitted `/v1` request in its fiber, `body` read already (undefined: it has none). */
-const serveWithBody = (
-  serving: NodeServing,
-  request: LocalRequest,
-  admitted: RequestPipeline.Admitted,
-  body: Uint8Array | undefined
-) =>
-  serveInFiber(
-    serving,
-    request,
-    serving.pipeline.runAdmitted(request, admitted, serving.route, body),
-    serving.faults.countClientAbort,
-    admitted.principal,
-    admitted.release
-  )
+const serveWithBody = (serving: NodeServing, request: LocalRequest, admitted: RequestPipeline.Admitted, body?: Uint8Array) => {
+  const app = serving.pipeline.runAdmitted(request, admitted, serving.route, body)
+  serveInFiber(serving, request, app, serving.faults.countClientAbort, admitted.principal, admitted.release)
+}
 
 /**
  * A `/v1` request without faults, after admission (steps 1-5): its body is read with Node's events, and only
@@ -373,7 +260,7 @@ const serveWithBody = (
  */
 const serveAdmitted = (serving: NodeServing, request: LocalRequest, admitted: RequestPipeline.Admit) => {
   if (admitted._tag === "Refused") return refuse(serving, request, admitted.response)
-  if (!hasBody(request.headers)) return serveWithBody(serving, request, admitted, undefined)
+  if (!hasBody(request.headers)) return serveWithBody(serving, request, admitted)
   readBodyThen(request.source, admitted.maxBodyBytes, (read) => {
     const refusal = serving.pipeline.refuseBody(read, admitted.maxBodyBytes)
     if (refusal === undefined && read._tag === "Read") return serveWithBody(serving, request, admitted, read.bytes)
@@ -449,11 +336,8 @@ export const make = (extra: ExtraRoutes) =>
     const contract = yield* ContractRoutes.routes
     const dispatch = ContractRoutes.dispatcher(contract.routes, RequestPipeline.routerConfig)
     const runtime = yield* Effect.runtime<never>()
-    // The context of every request: the services of the contract's groups (what their handlers use), without the
-    // groups' layer scope, plus the request and, when known before the fiber starts, the caller (one copy of the
-    // services per request). The fiber refs are the service's (logger, tracer, clock: a TestClock in tests). Fibers
-    // start uninterruptible (the router makes a handler interruptible, the fault injector its latency), as
-    // `HttpServer.serve` runs requests.
+    // Request fibers take the service's fiber refs (logger, tracer, clock) and start uninterruptible, as
+    // `HttpServer.serve` runs requests (the router makes a handler interruptible, the fault injector its latency).
     const fiberRefs = runtime.fiberRefs
     const runtimeFlags = RuntimeFlags.disable(runtime.runtimeFlags, RuntimeFlags.Interruption)
     // The pipeline hands on the request it was given, its body in place (RequestBody.withBody).
@@ -478,10 +362,7 @@ export const make = (extra: ExtraRoutes) =>
       } catch (error) {
         // Never expected: the steps before a fiber are plain code.
         serving.runInterruptible(Effect.logError("the local service could not take a request", error))
-        writeSafely(
-          BufferedRequest.fromNode(source, nodeResponse),
-          ErrorResponse.fromApiError(ApiError.make.server())
-        )
+        writeSafely(BufferedRequest.fromNode(source, nodeResponse), ErrorResponse.fromApiError(ApiError.make.server()))
       }
     }
     return listener
