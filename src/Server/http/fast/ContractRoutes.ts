@@ -2,25 +2,20 @@
  * The contract's endpoints as routes of the fast path, compiled once from the `HttpApi` contract and the handlers of
  * its groups.
  *
- * `HttpApiBuilder.group` turns each handler into a route that, per request, runs a generator over the path, payload,
- * header and query decoders, merges the group's whole service context into the request's, and looks the success
- * schema's status and encoding up in its annotations (for each answer). A group built with `HandlerGroups.group`
- * (src/Server/http/HandlerGroups.ts, neutral to the serving path) is still an ordinary `HttpApiBuilder` group, and
- * its handlers are also recorded in the `HandlerGroups.Registry` the fast path provides; {@link routes} compiles each
- * endpoint once from public reflection (`HttpApiEndpoint`'s schemas, `HttpApiSchema`'s annotations): the same
- * decoders (the contract's schemas, in `HttpApiBuilder`'s order: path, payload, headers, query; synchronously when
- * the schema allows it, no effect per step), the same handler, the same encoder (the success schemas in order, as
- * `HttpApiBuilder`'s union of them; a JSON answer written to a buffer from Node's pool), with the status, encoding and
- * emptiness of the answer read from the contract when building. The handler runs in the request's own context (which
- * the Node handler builds over the groups' services: no merge per request). {@link dispatcher} routes requests with
- * the router `HttpRouter` uses (`find-my-way-ts`).
+ * `HttpApiBuilder.group` turns each handler into a route that, per request, runs a generator over its decoders,
+ * merges the group's services into the request's context and reads the success schema's annotations for each answer.
+ * A group built with `HandlerGroups.group` (neutral to the serving path) is recorded in the `HandlerGroups.Registry`
+ * too; {@link routes} compiles each of its endpoints once from public reflection (`HttpApiEndpoint`'s schemas,
+ * `HttpApiSchema`'s annotations): the same decoders in `HttpApiBuilder`'s order (path, payload, headers, query), the
+ * same handler, the success schemas as `HttpApiBuilder`'s union of them, with each answer's status and encoding read
+ * when building. A schema that runs synchronously is applied without an effect. {@link dispatcher} routes requests
+ * with the router `HttpRouter` uses (`find-my-way-ts`).
  *
- * Every endpoint of the registered groups must compile: an endpoint with its own middleware or a multipart stream
- * payload makes {@link routes} fail when the service starts (the stock path serves such a contract). Decoding
- * failures are `HttpApiDecodeError`s as `HttpApiBuilder` makes them; everything else fails as the handler fails.
+ * An endpoint with its own middleware or a multipart stream payload makes {@link routes} fail when the service starts
+ * (the stock path serves such a contract). Decoding failures are `HttpApiDecodeError`s as `HttpApiBuilder` makes
+ * them; everything else fails as the handler fails.
  *
- * Source: docs/decisions/0001-two-serving-paths.md; docs/decisions/0002-what-the-fast-paths-save.md; the contract
- * (src/Contract/Api.ts).
+ * Source: docs/decisions/0001-two-serving-paths.md; docs/decisions/0002-what-the-fast-paths-save.md.
  *
  * @since 0.1.0
  */
@@ -34,27 +29,33 @@ import {
   HttpServerResponse,
   UrlParams
 } from "@effect/platform"
-import { Context, Effect, Either, Exit, Option, ParseResult, Schema, Tracer } from "effect"
+import { Context, Effect, Either, Exit, Option, ParseResult, type Schema, Tracer } from "effect"
 import * as FindMyWay from "find-my-way-ts"
 import type { BufferedRequest } from "../../pipeline/RequestBody.js"
 import * as HandlerGroups from "../HandlerGroups.js"
 import * as QueryParams from "./QueryParams.js"
 
-/** A parse issue that means "not synchronously" (async schema, or a schema that needs a service): use the effect. */
-const needsEffect = (issue: ParseResult.ParseIssue) => issue._tag === "Forbidden"
-
 type Answer = Effect.Effect<HttpServerResponse.HttpServerResponse, ParseResult.ParseError>
 
-/** A schema's synchronous (`Either`) and effectful decoder, or encoder. */
-interface Codec {
-  readonly sync: (input: unknown) => Either.Either<unknown, ParseResult.ParseIssue>
-  readonly effect: (input: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
-}
+/**
+ * A schema's decoder or encoder (`ParseResult.decodeUnknown`, `encodeUnknown`): its outcome is an `Either` when the
+ * schema ran synchronously, else an effect to run.
+ */
+type Parse = (input: unknown) => Effect.Effect<unknown, ParseResult.ParseIssue>
 
-const decoder = (schema: Schema.Schema.Any): Codec => ({
-  sync: ParseResult.decodeUnknownEither(schema as Schema.Schema<unknown, unknown>),
-  effect: Schema.decodeUnknown(schema as Schema.Schema<unknown, unknown>)
-})
+/**
+ * `onValue` of what `parsed` gives, or `onIssue` of why it fails: at once when `parsed` is an `Either`, else once it
+ * has run.
+ */
+const afterParse = <A, E>(
+  parsed: Effect.Effect<unknown, ParseResult.ParseIssue>,
+  onIssue: (issue: ParseResult.ParseIssue) => Effect.Effect<A, E>,
+  onValue: (value: unknown) => Effect.Effect<A, E>
+): Effect.Effect<A, E> => {
+  if (!Either.isEither(parsed)) return Effect.matchEffect(parsed, { onFailure: onIssue, onSuccess: onValue })
+  const outcome = parsed as Either.Either<unknown, ParseResult.ParseIssue>
+  return Either.isRight(outcome) ? onValue(outcome.right) : onIssue(outcome.left)
+}
 
 const decodeFailure = (error: ParseResult.ParseError) => HttpApiError.HttpApiDecodeError.refailParseError(error)
 
@@ -90,29 +91,22 @@ const responder = (schema: Schema.Schema<unknown, unknown>): (data: unknown) => 
 
 /**
  * The encoder of an endpoint's answer: the first success schema (in the contract's order) that encodes the value
- * answers it, as `HttpApiBuilder`'s union of the success schemas does; synchronously when the schema can (else with
- * its effectful encoder).
+ * answers it, as `HttpApiBuilder`'s union of the success schemas does; a value none encodes fails with the first
+ * schema's issue.
  */
 const valueEncoder = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): (value: unknown) => Answer => {
   const schemas = new Set<Schema.Schema.Any>()
   HttpApiSchema.deunionize(schemas, endpoint.successSchema)
   const members = [...schemas].map((member) => {
     const schema = member as Schema.Schema<unknown, unknown>
-    return { sync: ParseResult.encodeUnknownEither(schema), effect: Schema.encode(schema), respond: responder(schema) }
+    return { encode: ParseResult.encodeUnknown(schema) as Parse, respond: responder(schema) }
   })
-  return (value) => {
-    let issue: ParseResult.ParseIssue | undefined
-    for (let index = 0; index < members.length; index++) {
-      const member = members[index]
-      const encoded = member.sync(value)
-      if (Either.isRight(encoded)) return member.respond(encoded.right)
-      if (needsEffect(encoded.left)) {
-        return Effect.firstSuccessOf(members.slice(index).map((rest) => Effect.flatMap(rest.effect(value), rest.respond)))
-      }
-      issue ??= encoded.left
-    }
-    return Effect.fail(new ParseResult.ParseError({ issue: issue! }))
+  const from = (index: number, value: unknown, first: ParseResult.ParseIssue | undefined): Answer => {
+    if (index === members.length) return Effect.fail(new ParseResult.ParseError({ issue: first! }))
+    const member = members[index]
+    return afterParse(member.encode(value), (issue) => from(index + 1, value, first ?? issue), member.respond)
   }
+  return (value) => from(0, value, undefined)
 }
 
 /**
@@ -175,7 +169,7 @@ export interface RouteInput {
 /** One decoding step of a request: where its input comes from and where its output goes in the handler's input. */
 interface Step {
   readonly key: "path" | "payload" | "headers" | "urlParams"
-  readonly decoder: Codec
+  readonly decode: Parse
   readonly read: (input: RouteInput) => Read
 }
 
@@ -183,21 +177,18 @@ interface Step {
 const stepsOf = (item: HttpApiBuilderItem): Array<Step> => {
   const endpoint = item.endpoint as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
   const steps: Array<Step> = []
-  if (Option.isSome(endpoint.pathSchema)) {
-    steps.push({ key: "path", decoder: decoder(endpoint.pathSchema.value), read: (input) => ({ value: input.params }) })
-  }
+  const add = (key: Step["key"], schema: Schema.Schema.Any, read: Step["read"]) =>
+    steps.push({ key, decode: ParseResult.decodeUnknown(schema as Schema.Schema<unknown, unknown>) as Parse, read })
+  if (Option.isSome(endpoint.pathSchema)) add("path", endpoint.pathSchema.value, (input) => ({ value: input.params }))
   if (!item.withFullRequest && Option.isSome(endpoint.payloadSchema)) {
-    const read = (input: RouteInput) => requestPayload(input.request, input.query)
-    steps.push({ key: "payload", decoder: decoder(endpoint.payloadSchema.value), read })
+    add("payload", endpoint.payloadSchema.value, (input) => requestPayload(input.request, input.query))
   }
   if (Option.isSome(endpoint.headersSchema)) {
-    const read = (input: RouteInput) => ({ value: input.request.headers })
-    steps.push({ key: "headers", decoder: decoder(endpoint.headersSchema.value), read })
+    add("headers", endpoint.headersSchema.value, (input) => ({ value: input.request.headers }))
   }
   if (Option.isSome(endpoint.urlParamsSchema)) {
     const ast = endpoint.urlParamsSchema.value.ast
-    const read = (input: RouteInput) => ({ value: QueryParams.normalize(input.query, ast) })
-    steps.push({ key: "urlParams", decoder: decoder(endpoint.urlParamsSchema.value), read })
+    add("urlParams", endpoint.urlParamsSchema.value, (input) => ({ value: QueryParams.normalize(input.query, ast) }))
   }
   return steps
 }
@@ -240,35 +231,30 @@ export const compile = (name: string, item: HttpApiBuilderItem): CompiledRoute |
       decodeFailure
     )
 
-  /** Steps `from` onwards with the schemas' effectful decoders (a schema that cannot decode now), then the handler. */
-  const withEffects = (from: number, route: RouteInput, input: Record<string, unknown>) =>
-    Effect.flatMap(
-      Effect.forEach(steps.slice(from), (step) => {
-        const raw = step.read(route)
-        if ("defect" in raw) return Effect.die(raw.defect)
-        return Effect.map(Effect.catchAll(step.decoder.effect(raw.value), decodeFailure), (value) => {
-          input[step.key] = value
-        })
-      }, { discard: true }),
-      () => respond(input)
-    )
-
-  const run = (route: RouteInput): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
-    const input: Record<string, unknown> = { request: route.request }
-    for (let index = 0; index < steps.length; index++) {
+  /** Decodes steps `from` onwards into `input`, then runs the handler. */
+  const decodeFrom = (
+    from: number,
+    route: RouteInput,
+    input: Record<string, unknown>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
+    for (let index = from; index < steps.length; index++) {
       const step = steps[index]
       const raw = step.read(route)
       if ("defect" in raw) return Effect.die(raw.defect)
-      const decoded = step.decoder.sync(raw.value)
-      if (Either.isRight(decoded)) {
+      const decoded = step.decode(raw.value)
+      if (Either.isEither(decoded) && Either.isRight(decoded)) {
         input[step.key] = decoded.right
         continue
       }
-      if (needsEffect(decoded.left)) return withEffects(index, route, input)
-      return decodeFailure(new ParseResult.ParseError({ issue: decoded.left }))
+      return afterParse(decoded, (issue) => decodeFailure(new ParseResult.ParseError({ issue })), (value) => {
+        input[step.key] = value
+        return decodeFrom(index + 1, route, input)
+      })
     }
     return respond(input)
   }
+
+  const run = (route: RouteInput) => decodeFrom(0, route, { request: route.request })
   return { name, method: endpoint.method, path: endpoint.path, uninterruptible: item.uninterruptible, run }
 }
 
