@@ -1,33 +1,24 @@
 /**
- * A client derived from an `HttpApi` contract with the same shape and types as `HttpApiClient.makeWith`
- * (`client.group.endpoint({ path, urlParams, payload, headers, withResponse })`), built for a low cost per call:
- * every encoder, decoder and URL template is prepared once when the client is made (and the request itself, method
- * and headers, for an endpoint without a headers schema), so a call only encodes its inputs, sets its URL and body
- * and decodes one answer. (`HttpApiClient` re-merges the construction context, re-applies a base-URL request mapper
- * and decodes through a schema from `ArrayBuffer` on every call (docs/decisions/0002-what-the-fast-paths-save.md).)
+ * A client derived from an `HttpApi` contract with the shape and types of `HttpApiClient.makeWith`
+ * (`client.group.endpoint({ path, urlParams, payload, headers, withResponse })`), every encoder, decoder and URL
+ * template prepared once when the client is made (and, for an endpoint without a headers schema, the request's method
+ * and headers), so that a call only encodes its inputs, sets its URL and body and decodes one answer. The request is
+ * built when the endpoint function is called (an encoding failure is the returned effect's failure); running the
+ * returned effect again (a retry) sends that same request again.
  *
- * The request is built when the endpoint function is called (an encoding failure is the returned effect's failure);
- * running the returned effect again (a retry) sends that same request again.
+ * Per call, as `HttpApiClient` does: path parameters encoded with the path schema into the path template; the
+ * payload encoded by its schema's encoding (JSON by default, text or bytes; a union's first member that encodes it);
+ * headers and URL params encoded with their schemas; the request executed with the given `HttpClient`, marked to be
+ * read whole (`UndiciHttpClient.readWhole`); a status of 400 or more handed to `onErrorStatus`; a success status the
+ * endpoint declares decoded with its schema from JSON (an empty body as `undefined`; no schema: void); any other
+ * status an `HttpClientError.ResponseError` (reason `Decode`); schema failures `ParseError`s; `withResponse: true`
+ * answers `[value, response]`. Refused when the client is made (it throws): answers other than JSON, payloads of URL
+ * params, a payload on GET, HEAD or OPTIONS; a `FormData` payload is not sent as form data. The contract's
+ * client-side middleware is not run (its only middleware is bearer security, whose header the caller adds).
  *
- * What it does per call, as `HttpApiClient` does:
- * - path parameters encoded with the endpoint's path schema and put into its path template as they are;
- * - the payload encoded with its schema, by the schema's encoding (JSON by default, text or bytes; a union's first
- *   member that encodes it);
- * - headers and URL params encoded with their schemas;
- * - the request executed with the given `HttpClient`, marked to be read whole (`UndiciHttpClient.readWhole`);
- * - an answer of status 400 or more handed to `onErrorStatus` (the toolkit's envelope decoding, in Transport.ts);
- *   a success status the endpoint declares decoded with its schema from JSON (an empty body as `undefined`; no
- *   schema: void, the body read and dropped); any other status is an `HttpClientError.ResponseError` (reason `Decode`);
- * - schema failures are `ParseError`s; `withResponse: true` answers `[value, response]`.
- * What the contract does not use is refused when the client is made (it throws): answers other than JSON, payloads
- * of URL params, a payload on GET, HEAD or OPTIONS. A `FormData` payload is not sent as form data.
- * Client-side middleware of the contract is not run (the contract's only middleware is bearer security, whose header
- * the caller adds).
- *
- * Kept beside `HttpApiClient` because it pays for itself (BENCHMARKS.md section 9, docs/decisions/0006-client-own-code-or-stock.md);
- * test/client/ContractClient.test.ts checks that both send and decode the same.
- *
- * Source: `@effect/platform` 0.97 `HttpApiClient` (the behaviour reproduced); BENCHMARKS.md sections 2 and 9.
+ * Kept beside `HttpApiClient` while it pays for itself (BENCHMARKS.md section 9,
+ * docs/decisions/0006-client-own-code-or-stock.md); test/client/ContractClient.test.ts checks that both send and
+ * decode the same.
  *
  * @since 0.1.0
  */
@@ -107,7 +98,7 @@ const memberBodyEncoder = (ast: AST.AST): BodyEncoder => {
       }
       if (kind === "Text" && typeof encoded !== "string") return Either.left(parseFailure(ast, encoded, "Expected a string"))
       try {
-        // Buffer.from: the same bytes as HttpBody.text's TextEncoder, about 3 times faster.
+        // Buffer.from: the same bytes as HttpBody.text's TextEncoder, for less CPU.
         const text = kind === "Text" ? encoded as string : JSON.stringify(encoded) ?? ""
         return Either.right(HttpBody.uint8Array(Buffer.from(text, "utf8"), contentType))
       } catch {

@@ -1,14 +1,9 @@
 /**
- * Whether a fiber runs on Effect's live `Clock`: the one upstream hook the toolkit's timers need, fenced in this
- * module. The toolkit's HTTP client bounds an attempt with a plain `setTimeout` (`UndiciHttpClient.withDeadline`),
- * which is right only on the live clock, whose time is `Date.now()` and whose sleeps are `setTimeout`; under any
- * other clock (a `TestClock`, a clock given with `Effect.withClock`) time is that clock's, so the toolkit uses
- * `Effect.timeoutFail` on it instead.
- *
- * Effect has no public "is this the live clock" test, so this compares the fiber's clock with the clock of
- * `DefaultServices.liveServices` (public API). test/client/LiveClock.test.ts fails when that stops holding after an
- * upgrade: a default runtime's clock must be that clock, a `TestClock` or `Effect.withClock` clock must not, and the
- * live clock's time must be `Date.now()`.
+ * Whether a fiber runs on Effect's live `Clock`. The toolkit's HTTP client bounds an attempt with a plain
+ * `setTimeout` (`UndiciHttpClient.withDeadline`), right only on the live clock (time `Date.now()`, sleeps
+ * `setTimeout`); under any other clock (a `TestClock`, `Effect.withClock`) the toolkit uses `Effect.timeoutFail`.
+ * Effect has no public "is this the live clock" test, so this compares with the clock of
+ * `DefaultServices.liveServices`; test/client/LiveClock.test.ts fails if that stops holding after an upgrade.
  *
  * Source: docs/decisions/0006-client-own-code-or-stock.md.
  *

@@ -1,10 +1,10 @@
 /**
- * One request of the toolkit's `HttpClient` (UndiciHttpClient.ts) whose answer is handed over with its whole body
- * read: an undici dispatch handler that keeps the body's chunks as they arrive (no body stream, one resumption of the
- * fiber), bounded by the fiber's deadline, and the answer as an `HttpClientResponse` over the bytes read.
+ * One request of the toolkit's `HttpClient` (UndiciHttpClient.ts) answered with its whole body read: an undici
+ * dispatch handler that keeps the body's chunks as they arrive and resumes the fiber once, and the answer as an
+ * `HttpClientResponse` over the bytes read (what a response answers: `@effect/platform-node` 0.108
+ * `NodeHttpClient.makeUndici`).
  *
- * Source: behaviour of `@effect/platform-node` 0.108 `NodeHttpClient.makeUndici` (what a response answers);
- * docs/decisions/0006-client-own-code-or-stock.md.
+ * Source: docs/decisions/0006-client-own-code-or-stock.md.
  *
  * @since 0.1.0
  */
@@ -29,10 +29,10 @@ type Resume = (effect: Effect.Effect<HttpClientResponse.HttpClientResponse, Http
 
 /**
  * One request in flight, settled once: the answer when its body has been read (or, when reading it failed after the
- * head, the answer carrying that failure); a `RequestError` when the request fails before the answer's head, or when
- * the deadline passes before the end. With `maxBytes`: the answer once the body passes that many bytes (the request is
- * then aborted, so its connection closed), and when the deadline passes after the head, the answer carrying the
- * deadline's error. {@link cancel} (interruption) aborts the request, also while it waits for a connection.
+ * head, the answer carrying that failure); a `RequestError` when it fails before the head, or when the deadline passes
+ * before the end. With `maxBytes` (UndiciHttpClient.readWhole), the answer once the body passes that many bytes (the
+ * request aborted), and a deadline after the head answers with its error. {@link cancel} (interruption) aborts the
+ * request, also while it waits for a connection.
  */
 export class WholeExchange implements Undici.Dispatcher.DispatchHandler {
   private done = false

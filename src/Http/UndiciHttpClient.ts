@@ -1,27 +1,20 @@
 /**
  * The toolkit's own `HttpClient` over undici, for the requests whose answers the caller reads whole (the contract's
- * JSON calls, webhook deliveries: {@link readWhole}); every other request goes to the platform's client
- * (`NodeHttpClient.makeUndici`) over the same agent. A request read whole costs far less than on the platform's
- * client: no `http.client` span, `AbortController`, finalizer or body stream per request; undici's `dispatch` with
- * the body's chunks kept as they arrive, answered once (UndiciExchange.ts).
+ * JSON calls, webhook deliveries: {@link readWhole}): undici's `dispatch` with the body's chunks kept as they arrive
+ * and the answer handed over once (UndiciExchange.ts), without the platform client's span, `AbortController`,
+ * finalizer and body stream per request. Every other request goes to the platform's client
+ * (`NodeHttpClient.makeUndici`) over the same agent, unbounded by the deadline.
  *
- * Behaviour of a request read whole:
- * - The URL is resolved as the platform's client does (`UrlParams.makeUrl`); an invalid URL fails with
- *   `RequestError` reason `InvalidUrl`, a connection failure with reason `Transport`.
- * - Interrupting the fiber aborts the request (the socket is closed, so the server sees the client go away).
- * - Trace propagation: when the calling fiber is inside a span, `traceparent` and `b3` are sent (as the platform's
- *   client does); no span of its own (the toolkit's operation spans carry the call's attributes).
- * - Deadline: when the calling fiber runs inside {@link withDeadline} (`Transport.call` for each attempt, webhook
- *   delivery attempts), one plain timer bounds the exchange from sending the request until its body has been read;
- *   when it fires, the request is aborted and fails with the deadline's error as its `cause`. Otherwise no timeouts
- *   of its own (undici's headers and body timeouts are off).
- * - Requests not read whole, or with a stream or form body, are the platform client's, unbounded by the deadline.
+ * A request read whole: its URL resolved as the platform's client does (`UrlParams.makeUrl`; `RequestError` reason
+ * `InvalidUrl`, a connection failure reason `Transport`); interrupting the fiber aborts it (the socket is closed);
+ * `traceparent` and `b3` sent when the calling fiber is inside a span (no span of its own); inside
+ * {@link withDeadline}, one plain timer bounds it from sending until its body is read, then aborts it with the
+ * deadline's error as `cause` (undici's own timeouts are off).
  *
  * The agent: keep-alive, up to 128 connections per origin, no pipelining (a slow answer never holds up another);
- * undici is imported when the first request is sent, so a program that never sends one (`boxkit serve` until its
- * first webhook) starts without it; closed with the layer.
+ * undici imported when the first request is sent (`boxkit serve` starts without it); closed with the layer.
  *
- * Kept beside `NodeHttpClient.layerUndici` because it pays for itself (BENCHMARKS.md section 9,
+ * Kept beside `NodeHttpClient.layerUndici` while it pays for itself (BENCHMARKS.md section 9,
  * docs/decisions/0006-client-own-code-or-stock.md); test/client/UndiciHttpClient.test.ts checks that both send and
  * read the same.
  *

@@ -1,16 +1,12 @@
 /**
  * The `HttpServer` of a Node `http.Server`, how both serving paths listen: listens on `host`:`port` when the layer
- * is built and closes the server when its scope closes; `address` is the bound address (port 0 picks a free port).
- * This is what `NodeHttpServer.layerServer` of `@effect/platform-node` does for the local service, without loading
- * that module at start: it imports the platform's undici HTTP client and `ws`, which `boxkit serve` does not need to
- * answer its first request (docs/decisions/0002-what-the-fast-paths-save.md).
- *
- * `serve(app)` attaches `@effect/platform-node`'s request handler (`NodeHttpServer.makeHandler`, imported on the
- * first call) to the server and detaches it when the scope closes. WebSocket upgrades are not served.
- *
+ * is built (port 0 picks a free port; `address` is the bound one) and closes the server with its scope, as
+ * `NodeHttpServer.layerServer` does, without importing that module at start (it loads the platform's undici client
+ * and `ws`, which `boxkit serve` does not need for its first answer). `serve(app)` attaches
+ * `NodeHttpServer.makeHandler` (imported on first use) until its scope closes; WebSocket upgrades are not served.
  * Fails with `HttpServerError.ServeError` when the server cannot listen (e.g. the port is taken).
  *
- * Source: docs/decisions/0002-what-the-fast-paths-save.md (cold start); behaviour of `@effect/platform-node` 0.108 `NodeHttpServer.make`.
+ * Source: docs/decisions/0002-what-the-fast-paths-save.md (cold start); `@effect/platform-node` 0.108 `NodeHttpServer.make`.
  *
  * @since 0.1.0
  */

@@ -1,11 +1,9 @@
 /**
- * Query parameters as `HttpApiBuilder` hands them to an endpoint's query schema: a single value is wrapped in an
- * array where the schema wants several values (`?tag=a` for a `tag: Array<string>` field). A copy of
- * `HttpApiBuilder`'s internal `normalizeUrlParams` (not part of its public API), so that the fast path decodes the
- * query exactly as the stock path does; test/server/QueryParams.test.ts compares the two and fails if upstream
- * changes.
+ * Query parameters as `HttpApiBuilder` hands them to an endpoint's query schema: a single value wrapped in an array
+ * where the schema wants several (`?tag=a` for a `tag: Array<string>` field). A copy of `HttpApiBuilder`'s
+ * `normalizeUrlParams`, which is not in its public types; test/server/QueryParams.test.ts compares the two.
  *
- * Source: @effect/platform 0.97 `HttpApiBuilder.normalizeUrlParams`; docs/decisions/0001-two-serving-paths.md (public APIs only).
+ * Source: @effect/platform 0.97 `HttpApiBuilder`; docs/decisions/0001-two-serving-paths.md (public APIs only).
  *
  * @since 0.1.0
  */

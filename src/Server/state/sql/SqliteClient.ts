@@ -1,13 +1,11 @@
 /**
  * The `@effect/sql` client of the SQLite state store (the default; `@effect/sql-libsql` stays selectable beside it:
- * SqlState.ts `client: "stock"`). A thin adapter over public APIs, built as `@effect/sql-sqlite-node` builds its own
- * over better-sqlite3: `SqlClient.make` with the SQLite compiler, one connection of the `libsql` driver (the native
- * binding under `@libsql/client`, installed from the registry without an install script) behind
- * `Effect.makeSemaphore(1)`, and transactions and savepoints by `@effect/sql` itself (`SqlClient.make` over
- * `makeWithTransaction`, begun with `BEGIN IMMEDIATE`). What differs from `@effect/sql-libsql` is only how a statement runs: prepared once and kept by
- * its text (at most {@link statementCacheSize}, the oldest dropped first) and run synchronously, where
- * `@libsql/client` prepares every statement anew and answers through a promise (docs/decisions/0003-sqlite-client.md
- * has the measurements).
+ * SqlState.ts `client: "stock"`), built as `@effect/sql-sqlite-node` builds its own over better-sqlite3:
+ * `SqlClient.make` with the SQLite compiler over one connection of the `libsql` driver (the native binding under
+ * `@libsql/client`) behind `Effect.makeSemaphore(1)`, transactions and savepoints by `@effect/sql` (begun with
+ * `BEGIN IMMEDIATE`). Unlike `@effect/sql-libsql`, whose `@libsql/client` prepares every statement anew and answers
+ * through a promise, a statement is prepared once and kept by its text (at most {@link statementCacheSize}, the oldest
+ * dropped first) and run synchronously (docs/decisions/0003-sqlite-client.md).
  *
  * Values are read and bound as `@libsql/client` does with its default `intMode` "number": integers read as numbers (a
  * RangeError past 2^53), byte strings read as an `ArrayBuffer`, booleans bound as 0 or 1.
