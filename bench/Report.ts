@@ -75,8 +75,12 @@ export const limits = {
   clientRatio: 0.5,
   coldStartMs: 500,
   webhooks: 10_000,
-  /** 7.5 s: about 2.7x the baseline of section 3 measured on a quiet machine (2.7 s). */
-  webhookMs: 7_500,
+  /**
+   * Section 3: the time until the last delivery, per webhook delivered, at most 2.7x the baseline's time per POST in
+   * the same run (raw undici to a raw node:http receiver, same count and concurrency): judged as a ratio, since the
+   * machine is shared and its load moves both times together. It was 7.5 s, 2.7x a 2.7 s baseline on a quiet machine.
+   */
+  webhookRatio: 2.7,
   idempotencyKeys: 100_000,
   rssBytes: 150_000_000,
   /**
@@ -181,12 +185,13 @@ export const budgets = (results: Omit<Results, "budgets">): Array<Budget> => {
     const ok = webhooks.accepted === webhooks.responses && webhooks.lost === 0 && webhooks.duplicatesHandled === 0
     const capped = webhooks.stoppedByTimeCap ? ` (the ${webhooks.timeCapSeconds} s time cap ended the section)` : ""
     lines.push({
-      budget: `${fmt(limits.webhooks)} webhooks delivered in <= ${limits.webhookMs / 1000} s with none lost`,
+      budget: `${fmt(limits.webhooks)} webhooks delivered with none lost, in <= ${limits.webhookRatio}x the baseline's ` +
+        "time (raw undici to a raw node:http receiver, same run)",
       measured: `${fmt(webhooks.accepted)} of ${fmt(webhooks.responses)} accepted, the last delivered after ` +
         `${fmt(webhooks.lastDeliveryMs / 1000, 2)} s (${times(webhookTimeRatio(webhooks))} the baseline's time per ` +
-        `webhook in the same run), ${fmt(webhooks.lost)} not delivered, ` +
+        `webhook in the same run; the baseline: ${fmt(webhooks.baselineMs / 1000, 2)} s), ${fmt(webhooks.lost)} not delivered, ` +
         `${webhooks.duplicatesHandled} duplicates handled, ${webhooks.submitFailures} submissions failed${capped}`,
-      pass: full ? ok && webhooks.lastDeliveryMs <= limits.webhookMs : (ok ? null : false),
+      pass: full ? ok && webhookTimeRatio(webhooks) <= limits.webhookRatio : (ok ? null : false),
       ...(full ? {} : { note: `quick run: ${fmt(webhooks.responses)} webhooks, not the budget's ${fmt(limits.webhooks)}` })
     })
   }
