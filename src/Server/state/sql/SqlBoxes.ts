@@ -9,10 +9,11 @@
 import { SqlClient, type SqlError, type Statement } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import * as BoxLifecycle from "../../../Domain/BoxLifecycle.js"
+import { LocalServiceConfig } from "../../LocalServiceConfig.js"
 import { type BoxRecord, Boxes, type StoredBytesUpdate } from "../Repositories.js"
 import { StoreError } from "../StoreError.js"
 import { bytesOf, numberOf, rowsAffectedOf, textOrNull } from "./Rows.js"
-import { forUpdate, lockedStoredBytes, modify } from "./SqlStatements.js"
+import { forUpdate, lockedStoredBytes, modify, unitStatements, type UnitStatements } from "./SqlStatements.js"
 
 type Row = Record<string, unknown>
 
@@ -84,36 +85,40 @@ class InsertedBoxes {
   }
 }
 
-/** What the statements of {@link boxes} share: the client, the select of a whole row, and the remembered inserts. */
+/**
+ * What the statements of {@link boxes} share: the client, how a create's and a boot's statements run, the select of
+ * a whole row, and the remembered inserts.
+ */
 interface BoxStore {
   readonly sql: SqlClient.SqlClient
+  readonly unit: UnitStatements
   readonly select: Statement.Fragment
   readonly inserted: InsertedBoxes
 }
 
 /** Writes `next` over `current` (same id); the usage it changes follows by trigger (Migrations.ts). */
-const write = ({ inserted, sql }: BoxStore, next: BoxRecord, current: BoxRecord) => {
+const write = ({ inserted, sql, unit }: BoxStore, next: BoxRecord, current: BoxRecord) => {
   inserted.forget(next.id)
   return next.clipboard === current.clipboard
-    ? sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
-        record = ${documentOf(next)} WHERE id = ${next.id}`
-    : sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
+    ? unit.raw(sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
+        record = ${documentOf(next)} WHERE id = ${next.id}`)
+    : unit.raw(sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
         record = ${documentOf(next)}, clipboard_media_type = ${next.clipboard?.mediaType ?? null},
-        clipboard = ${next.clipboard?.bytes ?? null} WHERE id = ${next.id}`
+        clipboard = ${next.clipboard?.bytes ?? null} WHERE id = ${next.id}`)
 }
 
 /**
  * Writes `f(known)` over a box remembered as inserted, if its row still holds the document stored then; false when it
  * does not (or `f` changes the clipboard, whose columns the document does not hold): read it back.
  */
-const writeOverInserted = ({ inserted, sql }: BoxStore, id: string, f: (record: BoxRecord) => BoxRecord) => {
+const writeOverInserted = ({ inserted, sql, unit }: BoxStore, id: string, f: (record: BoxRecord) => BoxRecord) => {
   const known = inserted.take(id)
   if (known === undefined) return Effect.succeed(false)
   const next = f(known.record)
   if (next === known.record || next.clipboard !== known.record.clipboard) return Effect.succeed(false)
   return Effect.map(
-    sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
-      record = ${documentOf(next)} WHERE id = ${id} AND record = ${known.document}`.raw,
+    unit.raw(sql`UPDATE boxes SET status = ${next.status}, deadline_millis = ${deadlineOf(next)},
+      record = ${documentOf(next)} WHERE id = ${id} AND record = ${known.document}`),
     (raw) => rowsAffectedOf(raw) === 1
   )
 }
@@ -164,7 +169,7 @@ const insertWithinQuota = (store: BoxStore, record: BoxRecord, maxActiveBoxes: n
           CAST(${deadlineOf(record)} AS BIGINT), ${document}
         WHERE COALESCE((SELECT active_boxes FROM org_usage WHERE org_id = ${record.orgId}), 0) < ${maxActiveBoxes}`
   })
-  return StoreError.refail("Boxes.insertWithinQuota")(Effect.map(statement.raw, (raw) => {
+  return StoreError.refail("Boxes.insertWithinQuota")(Effect.map(store.unit.raw(statement), (raw) => {
     if (rowsAffectedOf(raw) !== 1) return false
     store.inserted.remember(record, document)
     return true
@@ -213,7 +218,7 @@ const updateAll = (store: BoxStore, ids: ReadonlyArray<string>, f: (record: BoxR
       if (!store.inserted.has(id) || !(yield* writeOverInserted(store, id, f))) unread.push(id)
     }
     yield* Effect.forEach(chunks(unread), (some) =>
-      Effect.flatMap(sql`${select} WHERE id IN ${sql.in(some)} ${forUpdate(sql)}`, (found) =>
+      Effect.flatMap(store.unit.rows(sql`${select} WHERE id IN ${sql.in(some)} ${forUpdate(sql)}`), (found) =>
         Effect.forEach(found, (row) => {
           const current = decode(row)
           const next = f(current)
@@ -256,8 +261,11 @@ export const boxes = Layer.effect(
   Boxes,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Without the service's settings (a repository alone, in a test) request tracing is off, as by default.
+    const config = yield* Effect.serviceOption(LocalServiceConfig)
     const store: BoxStore = {
       sql,
+      unit: unitStatements(Option.isSome(config) && config.value.requestTracing),
       select: sql.literal("SELECT id, record, clipboard_media_type, clipboard FROM boxes"),
       inserted: new InsertedBoxes()
     }

@@ -39,7 +39,7 @@ import {
 import { defaultIdempotencyBytes, defaultIdempotencyKeys } from "../../Quotas.js"
 import { StoreError } from "../StoreError.js"
 import { bytesOf, flagOf, numberOf, numberOrNull, rowsAffectedOf } from "./Rows.js"
-import { lockedStoredBytes } from "./SqlStatements.js"
+import { lockedStoredBytes, unitStatements, type UnitStatements } from "./SqlStatements.js"
 import { Instances } from "./SqlWork.js"
 
 /** The idempotency store's failure, with the database's as a `StoreError` (StoreOutage.ts answers it). */
@@ -71,7 +71,7 @@ interface NewKey {
  * The statements of the store that write keys, over `sql`. Bound values in an `INSERT ... SELECT` are text to
  * PostgreSQL: the number columns are cast.
  */
-const writeStatements = (sql: SqlClient.SqlClient, bounds: Bounds, owner: string) => {
+const writeStatements = (sql: SqlClient.SqlClient, unit: UnitStatements, bounds: Bounds, owner: string) => {
   const { maxBytes, maxKeys, maxStoredBytes, retentionMillis } = bounds
   /**
    * Inserts `fresh` as running, owned by this instance, unless the key exists or its API key holds its bounds: one
@@ -107,12 +107,12 @@ const writeStatements = (sql: SqlClient.SqlClient, bounds: Bounds, owner: string
     const organization = holder.orgId === null ? sql.literal("") : sql`AND COALESCE((SELECT
         clipboard_bytes + response_bytes + answer_bytes FROM org_usage WHERE org_id = ${holder.orgId}), 0)
         + ${adding} <= ${maxStoredBytes}`
-    return sql`INSERT INTO idempotency_keys
+    return unit.raw(sql`INSERT INTO idempotency_keys
         (scope, key, fingerprint, token, owner, settled, expires_at_millis, status, headers, body, org_id)
       SELECT ${holder.scope}, ${key}, ${fingerprint}, ${token}, NULL, 1, CAST(${now + retentionMillis} AS BIGINT),
         CAST(${answer.status} AS INTEGER), ${JSON.stringify(answer.headers)}, ${answer.body}, ${holder.orgId}
       WHERE NOT EXISTS (SELECT 1 FROM idempotency_usage WHERE scope = ${holder.scope}
-        AND (held_keys >= ${maxKeys} OR answer_bytes + ${adding} > ${maxBytes})) ${organization}`
+        AND (held_keys >= ${maxKeys} OR answer_bytes + ${adding} > ${maxBytes})) ${organization}`)
   }
 
   /**
@@ -137,17 +137,17 @@ const writeStatements = (sql: SqlClient.SqlClient, bounds: Bounds, owner: string
 }
 
 /** The statements of the store that read keys and delete expired ones, over `sql`. */
-const readStatements = (sql: SqlClient.SqlClient, bounds: Bounds) => {
+const readStatements = (sql: SqlClient.SqlClient, unit: UnitStatements, bounds: Bounds) => {
   const { maxBytes, maxKeys } = bounds
   /** The key's row (no key: null columns), its owner's heartbeat, and its API key's usage: one row, always. */
   const read = (scope: string, key: string) =>
     Effect.map(
-      sql`SELECT k.fingerprint, k.token, k.owner, k.settled, k.expires_at_millis, k.status, k.headers, k.body,
+      unit.rows(sql`SELECT k.fingerprint, k.token, k.owner, k.settled, k.expires_at_millis, k.status, k.headers, k.body,
           i.heartbeat_at_millis, u.held_keys, u.answer_bytes AS held_bytes
         FROM (SELECT 1 AS one) AS probe
         LEFT JOIN idempotency_keys k ON k.scope = ${scope} AND k.key = ${key}
         LEFT JOIN instances i ON i.id = k.owner
-        LEFT JOIN idempotency_usage u ON u.scope = ${scope}`,
+        LEFT JOIN idempotency_usage u ON u.scope = ${scope}`),
       (rows): Row => rows[0]
     )
 
@@ -173,10 +173,13 @@ const readStatements = (sql: SqlClient.SqlClient, bounds: Bounds) => {
   return { read, deleteExpired, full }
 }
 
-/** Every statement of the store. */
-const statements = (sql: SqlClient.SqlClient, bounds: Bounds, owner: string) => ({
-  ...writeStatements(sql, bounds, owner),
-  ...readStatements(sql, bounds)
+/**
+ * Every statement of the store; the read of a key and the insert of a settled one run as `unit` runs a create's
+ * statements (SqlStatements.ts `unitStatements`).
+ */
+const statements = (sql: SqlClient.SqlClient, unit: UnitStatements, bounds: Bounds, owner: string) => ({
+  ...writeStatements(sql, unit, bounds, owner),
+  ...readStatements(sql, unit, bounds)
 })
 
 type Statements = ReturnType<typeof statements>
@@ -226,7 +229,7 @@ export const layer = Layer.scoped(
     const config = yield* LocalServiceConfig
     const instances = yield* Instances
     const retentionMillis = Duration.toMillis(config.idempotencyRetention)
-    const run = statements(sql, {
+    const run = statements(sql, unitStatements(config.requestTracing), {
       retentionMillis,
       maxKeys: config.quotas.idempotencyKeys ?? defaultIdempotencyKeys,
       maxBytes: config.quotas.idempotencyBytes ?? defaultIdempotencyBytes,

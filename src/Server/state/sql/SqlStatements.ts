@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { type SqlClient, type SqlError, type Statement } from "@effect/sql"
+import { SqlClient, type SqlConnection, type SqlError, type Statement } from "@effect/sql"
 import { Effect, Option } from "effect"
 import * as Text from "../../../Domain/Text.js"
 import { StoreError } from "../StoreError.js"
@@ -29,6 +29,41 @@ export const refail = <A, R>(
  * nothing without asking the database: the answer memory gives (docs/ASSUMPTIONS.md "Text fields").
  */
 export const storable = (key: string): boolean => Text.isFreeText(key)
+
+/**
+ * How the statements of a create's unit of work and of the boots run (SqlIdempotency.ts, SqlBoxes.ts): `rows` answers
+ * a statement's rows, `raw` the client's raw result (`rowsAffectedOf` reads it).
+ */
+export interface UnitStatements {
+  readonly rows: (statement: Statement.Statement<Row>) => Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError>
+  readonly raw: (statement: Statement.Statement<Row>) => Effect.Effect<unknown, SqlError.SqlError>
+}
+
+/**
+ * {@link UnitStatements}. `traced` (`LocalServiceConfig.requestTracing`): each statement runs as `@effect/sql` runs it,
+ * in a `sql.execute` span. Otherwise a statement inside a transaction is compiled and run on the transaction's own
+ * connection (`SqlClient.TransactionConnection`, which holds the one connection until the transaction ends): no span,
+ * no scope to take the connection, no statement transformer (the store sets none). Each of these costs more CPU than
+ * SQLite's own work on a create's statements (docs/decisions/0003-sqlite-client.md, "Statements of a unit"). Outside
+ * a transaction a statement runs as `@effect/sql` runs it, taking the connection.
+ */
+export const unitStatements = (traced: boolean): UnitStatements => {
+  if (traced) return { rows: (statement) => statement, raw: (statement) => statement.raw }
+  // As `@effect/sql` runs them: rows compiled with the compiler's transforms, raw results without.
+  const onConnection = <A>(
+    outside: Effect.Effect<A, SqlError.SqlError>,
+    run: (connection: SqlConnection.Connection) => Effect.Effect<A, SqlError.SqlError>
+  ) =>
+    Effect.flatMap(
+      Effect.serviceOption(SqlClient.TransactionConnection),
+      (transaction) => Option.isNone(transaction) ? outside : run(transaction.value[0])
+    )
+  return {
+    rows: (statement) =>
+      onConnection(statement, (connection) => connection.execute(...statement.compile(), undefined)),
+    raw: (statement) => onConnection(statement.raw, (connection) => connection.executeRaw(...statement.compile(true)))
+  }
+}
 
 /** The first row, if any. */
 export const first = (rows: ReadonlyArray<Row>): Option.Option<Row> => Option.fromNullable(rows[0])
