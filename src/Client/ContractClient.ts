@@ -132,8 +132,8 @@ const compilePath = (path: string): PathOf => {
 
 type PathOf = (params: Record<string, string>) => string
 
-/** The path functions of each contract's endpoints, by `group.endpoint` (the contract reflected once). */
-const pathsOf = new WeakMap<object, ReadonlyMap<string, PathOf>>()
+/** The path function of each endpoint of a contract, by the endpoint (made on first use). */
+const paths = new WeakMap<object, PathOf>()
 
 /**
  * The path of one endpoint of `api` (`group`.`endpoint`) as a function of its path parameters, e.g.
@@ -145,18 +145,11 @@ export const pathOf = <ApiId extends string, Groups extends HttpApiGroup.HttpApi
   group: string,
   endpoint: string
 ): PathOf => {
-  let paths = pathsOf.get(api)
-  if (paths === undefined) {
-    const found = new Map<string, PathOf>()
-    HttpApi.reflect(api, {
-      onGroup() {},
-      onEndpoint: (reflected) =>
-        found.set(`${reflected.group.identifier}.${reflected.endpoint.name}`, compilePath(reflected.endpoint.path))
-    })
-    pathsOf.set(api, paths = found)
-  }
-  const path = paths.get(`${group}.${endpoint}`)
-  if (path === undefined) throw new Error(`ContractClient.pathOf: no endpoint ${group}.${endpoint}`)
+  const groups = api.groups as unknown as Readonly<Record<string, HttpApiGroup.HttpApiGroup.AnyWithProps | undefined>>
+  const found = groups[group]?.endpoints[endpoint]
+  if (found === undefined) throw new Error(`ContractClient.pathOf: no endpoint ${group}.${endpoint}`)
+  let path = paths.get(found)
+  if (path === undefined) paths.set(found, path = compilePath(found.path))
   return path
 }
 
