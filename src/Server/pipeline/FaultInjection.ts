@@ -17,7 +17,7 @@
  * next suspension, as `@effect/platform`'s router does). Counts are shown under `faults` in `GET /_local/state`.
  *
  * With no fault configured (every fraction zero, no latency) nothing of this module runs per request beyond two
- * counter increments: the Node handler serves `/v1` without {@link FaultInjection.wrap}.
+ * counter increments: both serving paths serve `/v1` without {@link FaultInjection.wrap}.
  *
  * SPEC is a comma list of `KIND=FRACTION` (a decimal 0 to 1, or a percentage such as `10%`), `latency=DURATION`
  * and `retry-after=DURATION` (`20ms`, `1.5s`, `0`; a bare number for retry-after is seconds, as in the header),

@@ -49,8 +49,6 @@ export const bodyText = (bytes: Uint8Array): string => {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
 }
 
-const utf8Decoder = new TextDecoder("utf-8", { fatal: true })
-
 /**
  * The text of a JSON body, without a leading byte order mark; throws {@link MalformedJsonBody} ({@link notUtf8Reason})
  * when the bytes are not UTF-8, instead of reading U+FFFD in their place (the request pipeline refuses such a body
@@ -60,12 +58,9 @@ const utf8Decoder = new TextDecoder("utf-8", { fatal: true })
  * @category body
  */
 export const jsonBodyText = (bytes: Uint8Array): string => {
-  if (bytes.byteLength === 0) return ""
-  try {
-    return utf8Decoder.decode(bytes)
-  } catch {
-    throw new MalformedJsonBody({ reason: notUtf8Reason })
-  }
+  // One native check, then Buffer's decoder: faster than a fatal TextDecoder for the small bodies of most requests.
+  if (!isUtf8(bytes)) throw new MalformedJsonBody({ reason: notUtf8Reason })
+  return bodyText(bytes)
 }
 
 /**

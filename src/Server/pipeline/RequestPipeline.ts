@@ -11,15 +11,15 @@
  * Steps 1-5 are one effect (`admit`) that needs nothing from the request's context, and steps 6-7 another
  * (`runAdmitted`); `handle` runs both for any `HttpServerRequest`. The caller reaches the contract one way: as
  * `Principal` in the context of the contract's effect (`run(principal, request)` is handed it to provide;
- * {@link middleware} provides it on the stock path, and the contract's `Authorization` middleware reads it there,
- * LocalService.authorizationLayer).
+ * {@link runWithCaller} provides it on the stock path, with the request holding the body, in one copy of the context,
+ * and the contract's `Authorization` middleware reads it there, LocalService.authorizationLayer).
  *
  * Source: spec "Authentication" 1, 4, 5; "Errors" rules 1-3; "Limits"; docs/decisions/0001-two-serving-paths.md.
  *
  * @since 0.1.0
  */
 import { type HttpApp, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
-import { Duration, Effect } from "effect"
+import { Context, Duration, Effect } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { IdempotencyKeyHeader } from "../../Contract/Api.js"
 import * as IdempotencyKey from "../../Contract/IdempotencyKey.js"
@@ -181,20 +181,38 @@ function runAdmitted<E, R>(
   })
 }
 
-/** {@link Pipeline.handle}: admission, then steps 6-7 and `run`; what admission took is given back at the end. */
+/**
+ * Steps 6-7 and `run` for the outcome of admission, interruptible; what an admitted request took is given back when
+ * it ends, whatever its outcome. Runs where interruption is off, so that nothing comes between admission and the
+ * release's registration.
+ */
+const runOutcome = <E, R>(
+  services: PipelineServices,
+  request: HttpServerRequest.HttpServerRequest,
+  run: Run<E, R>,
+  outcome: AdmitRequest.Admit
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
+  if (outcome._tag === "Refused") return Effect.succeed(outcome.response)
+  const release = Effect.sync(outcome.release)
+  return Effect.ensuring(Effect.interruptible(runAdmitted(services, request, outcome, run)), release)
+}
+
+/**
+ * {@link Pipeline.handle}: admission, then steps 6-7 and `run`; what admission took is given back at the end.
+ * Admission is decided in the same step when the caller is in the index of recent callers (most requests), else
+ * after the identity store answered.
+ */
 const handleRequest = <E, R>(
   services: PipelineServices,
   request: HttpServerRequest.HttpServerRequest,
   run: Run<E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
-  Effect.acquireUseRelease(
-    AdmitRequest.admit(services, request),
-    (outcome) =>
-      outcome._tag === "Refused"
-        ? Effect.succeed(outcome.response)
-        : Effect.interruptible(runAdmitted(services, request, outcome, run)),
-    (outcome) => outcome._tag === "Admitted" ? Effect.sync(outcome.release) : Effect.void
-  )
+  Effect.uninterruptible(Effect.suspend(() => {
+    const now = AdmitRequest.admitNow(services, request)
+    return now !== undefined
+      ? runOutcome(services, request, run, now)
+      : Effect.flatMap(AdmitRequest.admit(services, request), (outcome) => runOutcome(services, request, run, outcome))
+  }))
 
 /**
  * Builds the request pipeline over the services in context.
@@ -232,9 +250,40 @@ export const make: Effect.Effect<
 })
 
 /**
+ * The {@link Run} of an `HttpApp`: `inner` with the request whose body is in memory as its `HttpServerRequest` and the
+ * caller as `Principal`, both added to its context in one copy of it (two `Effect.provideService` would copy the
+ * context twice). Made once per app, not per request.
+ *
+ * @since 0.1.0
+ * @category Pipeline
+ */
+export const runWithCaller = <E, R>(
+  inner: HttpApp.Default<E, R>
+): Run<E, Exclude<R, Principal> | HttpServerRequest.HttpServerRequest> =>
+(principal, requestWithBody) =>
+  Effect.mapInputContext(
+    inner,
+    (context: Context.Context<Exclude<R, Principal> | HttpServerRequest.HttpServerRequest>) =>
+      // What `inner` needs: the context it was given, the request and the caller.
+      withCaller(context, requestWithBody, principal) as Context.Context<R | HttpServerRequest.HttpServerRequest>
+  )
+
+/** `context` with `request` as the `HttpServerRequest` and `principal` as `Principal`, in one copy of it. */
+const withCaller = <R>(
+  context: Context.Context<R>,
+  request: HttpServerRequest.HttpServerRequest,
+  principal: PrincipalShape
+): Context.Context<R | HttpServerRequest.HttpServerRequest | Principal> => {
+  const services = new Map(context.unsafeMap)
+  services.set(HttpServerRequest.HttpServerRequest.key, request)
+  services.set(Principal.key, principal)
+  return Context.unsafeMake(services)
+}
+
+/**
  * Wraps an `HttpApp` with the rules that apply to every `/v1` request ({@link make}); the app runs with the request
  * whose body is in memory and the caller as `Principal` in its context (read by the contract's `Authorization`
- * middleware). Failures of the pipeline itself are answered with the error envelope.
+ * middleware; {@link runWithCaller}). Failures of the pipeline itself are answered with the error envelope.
  *
  * @since 0.1.0
  * @category Pipeline
@@ -242,12 +291,8 @@ export const make: Effect.Effect<
 export const middleware = Effect.map(
   make,
   ({ handle }) =>
-  <E, R>(inner: HttpApp.Default<E, R>): HttpApp.Default<E, Exclude<R, Principal> | HttpServerRequest.HttpServerRequest> =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      handle(request, (principal, requestWithBody) =>
-        Effect.provideService(
-          Effect.provideService(inner, HttpServerRequest.HttpServerRequest, requestWithBody),
-          Principal,
-          principal
-        )))
+  <E, R>(inner: HttpApp.Default<E, R>): HttpApp.Default<E, Exclude<R, Principal> | HttpServerRequest.HttpServerRequest> => {
+    const run = runWithCaller(inner)
+    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => handle(request, run))
+  }
 )

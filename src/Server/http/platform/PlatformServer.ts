@@ -7,23 +7,30 @@
  * the contract's API-level middleware, so that idempotency remembers 4xx answers), `/openapi.json` and `/_local/*`.
  *
  * It is the reference the fast path is tested against (the conformance, resilience and responses suites run against
- * both) and the way back to Effect's own stack if the fast path is ever in doubt.
+ * both) and the way back to Effect's own stack if the fast path is ever in doubt. What it adds per request is kept
+ * small: the app runs in a context of the serving services only ({@link layerHttp}), the pipeline adds the request and
+ * the caller in one copy of it, and the fault injector runs only when a fault is configured.
  *
  * Source: docs/decisions/0001-two-serving-paths.md (two serving paths, one behaviour).
  *
  * @since 0.1.0
  */
 import {
+  Etag,
+  FileSystem,
   HttpApiBuilder,
   type HttpApp,
   HttpMiddleware,
+  HttpPlatform,
   HttpRouter,
   HttpServer,
   HttpServerError,
   HttpServerRequest,
-  HttpServerResponse
+  HttpServerResponse,
+  Path
 } from "@effect/platform"
-import { Cause, Effect, Exit, HashSet, Layer } from "effect"
+import { Cause, Context, Effect, Exit, HashSet, Layer, Scope } from "effect"
+import { constant } from "effect/Function"
 import { IncomingMessage } from "node:http"
 import * as ErrorResponse from "../ErrorResponse.js"
 import * as NodeListen from "../NodeListen.js"
@@ -58,7 +65,8 @@ const envelope = (cause: Cause.Cause<unknown>) =>
  * Serves the local service on the `HttpServer` in context: `/openapi.json` (`openApi`, bytes encoded once),
  * the `pages` answered without a key (`/docs`), `/_local/*` (`local`), and everything else through the fault injector and the request pipeline into
  * `HttpApiBuilder.httpApp` (unknown paths: the pipeline's rules, then 404). Needs the contract (`HttpApi.Api`, with
- * its groups' handlers) and `HttpApiBuilder.Router`.
+ * its groups' handlers) and `HttpApiBuilder.Router`. `HttpServer.serveEffect` runs the app in the serving context only
+ * (`servingContext`): every request copies its context several times.
  */
 export const layerHttp = <R>(options: {
   readonly openApi: Uint8Array
@@ -68,10 +76,16 @@ export const layerHttp = <R>(options: {
   Layer.unwrapEffect(Effect.gen(function*() {
     const config = yield* LocalServiceConfig
     const contract = yield* HttpRouter.withRouterConfig(HttpApiBuilder.httpApp, RequestPipeline.routerConfig)
-    const pipeline = yield* RequestPipeline.middleware
+    const pipeline = yield* RequestPipeline.make
     const faults = yield* FaultInjection
     const local = yield* options.local
-    const v1 = faults.wrap(pipeline(contract))
+    const run = RequestPipeline.runWithCaller(contract)
+    // Without a fault configured the injector has nothing to draw (FaultInjection.enabled): no effect of its own.
+    const v1 = faults.enabled
+      ? constant(faults.wrap(
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => pipeline.handle(request, run))
+      ))
+      : (request: HttpServerRequest.HttpServerRequest) => pipeline.handle(request, run)
     const openApi = HttpServerResponse.uint8Array(options.openApi, { contentType: "application/json" })
     const app = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       if (request.headers[SelfDelivery.deliveryHeader] !== undefined) return Effect.succeed(SelfDelivery.refusal())
@@ -84,7 +98,7 @@ export const layerHttp = <R>(options: {
       faults.countRequest()
       // A client abort: the client left before its answer, which interrupts the request's fiber (NodeHttpServer), or
       // while its body was still arriving (the body read fails; the request never completed).
-      return Effect.onExit(v1, (exit) =>
+      return Effect.onExit(v1(request), (exit) =>
         (Exit.isFailure(exit) && HashSet.has(Cause.interruptors(exit.cause), HttpServerError.clientAbortFiberId)) ||
           leftMidBody(request)
           ? Effect.sync(() => faults.countClientAbort(request))
@@ -93,10 +107,32 @@ export const layerHttp = <R>(options: {
       // What escapes the contract's middleware (a failure of the pipeline or the fault injector) gets the envelope too.
       Effect.catchAllCause(envelope)
     )
-    const served = HttpServer.serve(app)
-    // A server span per request only when asked for, as on the fast path (LocalServiceConfig.requestTracing).
-    return config.requestTracing ? served : HttpMiddleware.withTracerDisabledWhen(served, () => true)
+    return Layer.scopedDiscard(Effect.flatMap(servingContext, (context) => {
+      // Replaces the context (Effect.provide would merge it into the layer's whole context).
+      const served = Effect.mapInputContext(HttpServer.serveEffect(app), (_: Context.Context<never>) => context)
+      // A server span per request only when asked for, as on the fast path (LocalServiceConfig.requestTracing).
+      return config.requestTracing ? served : HttpMiddleware.withTracerDisabledWhenEffect(served, () => true)
+    }))
   })).pipe(Layer.provide(envelopeMiddleware))
+
+/**
+ * The context `HttpServer.serve` runs the app in: the server, the scope it serves for, and the platform's services
+ * the router may read (HttpRouter.DefaultServices), nothing else. The app reads nothing else from it while it answers
+ * (the pipeline and the fault injector hold their services from when they were built, the contract's groups theirs):
+ * every request copies this context several times (the request, its scope, the caller, the route), so a context of
+ * six services instead of the service's forty-odd makes each copy cheaper.
+ */
+const servingContext = Effect.map(
+  Effect.context<HttpServer.HttpServer | Scope.Scope | HttpRouter.HttpRouter.DefaultServices>(),
+  Context.pick(
+    HttpServer.HttpServer,
+    Scope.Scope,
+    HttpPlatform.HttpPlatform,
+    Etag.Generator,
+    FileSystem.FileSystem,
+    Path.Path
+  )
+)
 
 /** `@effect/platform-node`'s `NodeHttpServer`, imported when the stock path is chosen. */
 const nodeHttpServer = Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
