@@ -1,14 +1,27 @@
 /**
- * The package as users get it: the checkout is packed once (`npm pack`, which runs the build), the tarball is
- * installed into a fresh project with its peers (npm cache first), and that project then imports it from plain Node
- * ESM and runs the quickstart against the embedded service, `require`s it, type-checks a strict NodeNext consumer
- * with `skipLibCheck: false`, bundles a client-only program with esbuild (no local-service module may be inside),
- * and runs the installed `boxkit` command from a read-only install as a user who does not own its files. A second
- * fresh project follows the README with the same tarball ("the README", below).
+ * The package as users get it: the checkout is packed once (`npm pack`, which runs the build), and one fresh project
+ * takes it in two steps, checked after each.
  *
+ * First the tarball alone, with the peers npm installs from its peer ranges: that project imports it from plain Node
+ * ESM and runs the quickstart against the embedded service, `require`s it, bundles a client-only program with esbuild
+ * (no local-service module may be inside), holds no build tool, fits the install budget, and the installed `boxkit`
+ * command says which optional peers `--data-dir` needs.
+ *
+ * Then the README's own install lines in the same project ("the README", below; the package's name replaced by the
+ * tarball): every TypeScript block of the README and the strict consumer fixtures (ESM and CommonJS) are type-checked
+ * in one compiler run with `skipLibCheck: false` (each run checks the peers' declarations again, which is most of its
+ * time), the README's programs, daemon, test files, commands and seed run against a `boxkit serve` of the installed
+ * package, `boxkit serve --data-dir` keeps its state over a restart with the optional peers the README installed, and
+ * last the command runs from a read-only install as a user who does not own its files.
+ *
+ * That the declarations of each subpath need no optional peer beyond their own is Declarations.test.ts's (every
+ * subpath's import graph, and a strict consumer of boxkit/workflow without the PostgreSQL packages).
+ *
+ * Installs ask the registry as npm does by default (its metadata cached for minutes at most, the tarballs from npm's
+ * cache): the peers installed are the newest the ranges allow on the registry now, which is what the test is for.
  * The tarball is the one every package test of the run shares (test/support/PackedPackage.ts: packed once per tree
  * content, away from the checkout's own dist/). Figures (tarball, footprint, bundle, tsc time) are printed for the
- * closing note and BENCHMARKS.md.
+ * closing note.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { execFileSync, spawn } from "node:child_process"
@@ -27,6 +40,8 @@ const checkoutPackage = JSON.parse(readFileSync(join(checkout, "package.json"), 
 
 let work = ""
 let project = ""
+/** The consumer fixtures inside the project, beside the README's blocks (both have a `quickstart.mjs`). */
+let fixturesCopy = ""
 let tarball: PackedPackage.Tarball
 
 /**
@@ -71,12 +86,9 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "boxkit-consumer-"))
   chmodSync(work, 0o755)
   tarball = (await PackedPackage.packed()).tarball
-  // The README's project is prepared while the consumer's tests run (its installs wait on npm, not on this worker).
-  readmePrepared = prepareReadme()
-  readmePrepared.catch(() => undefined)
 }, PackedPackage.packLimitMillis)
 
-// Two projects with their node_modules (about 200 MB) to remove: longer than a hook's default 30 s on a busy machine.
+// A project with its node_modules (about 200 MB) to remove: longer than a hook's default 30 s on a busy machine.
 afterAll(async () => {
   await (await readmePrepared?.catch(() => undefined))?.service.stop()
   if (work !== "") {
@@ -85,17 +97,16 @@ afterAll(async () => {
   }
 }, 180_000)
 
-/** The consumer project: the tarball installed with its peers, the fixtures, the Node types. */
+/** The project with the tarball alone (npm installs the peers from their ranges) and the consumer fixtures. */
 const installConsumer = async () => {
   project = join(work, "project")
-  mkdirSync(project)
+  fixturesCopy = join(project, "package-checks")
+  mkdirSync(fixturesCopy, { recursive: true })
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
-  for (const name of ["quickstart.mjs", "require.cjs", "client-only.mjs", "strict.ts", "strict.cts", "tsconfig.json", "baseline.ts", "tsconfig.baseline.json"]) {
-    cpSync(join(fixtures, name), join(project, name))
+  for (const name of ["quickstart.mjs", "require.cjs", "client-only.mjs", "strict.ts", "strict.cts"]) {
+    cpSync(join(fixtures, name), join(fixturesCopy, name))
   }
-  // The package with its peers (npm installs them from the peer ranges), then the Node types for the strict check.
-  await runOk("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball.filename])
-  await runOk("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--no-save", `@types/node@${checkoutPackage.devDependencies["@types/node"]}`])
+  await runOk("npm", ["install", ...Readme.npmInstallFlags, tarball.filename])
   chmodSync(project, 0o755)
 }
 
@@ -120,7 +131,8 @@ describe("the installed package", { timeout: 240_000 }, () => {
     for (const tool of ["esbuild", "tsx", "typescript", "gpt-tokenizer", "@effect/cli"]) {
       expect(existsSync(join(project, "node_modules", tool)), tool).toBe(false)
     }
-    const footprint = kilobytes(join(project, "node_modules")) - kilobytes(join(project, "node_modules", "@types"))
+    const types = join(project, "node_modules", "@types")
+    const footprint = kilobytes(join(project, "node_modules")) - (existsSync(types) ? kilobytes(types) : 0)
     const peers = [
       "effect",
       "@effect/platform",
@@ -139,32 +151,12 @@ describe("the installed package", { timeout: 240_000 }, () => {
   })
 
   it("imports from plain Node ESM and runs the quickstart against the embedded service", async () => {
-    expect((await runOk(process.execPath, ["quickstart.mjs"])).trim()).toBe("esm: box running, response completed")
+    expect((await runOk(process.execPath, ["quickstart.mjs"], { cwd: fixturesCopy })).trim()).toBe("esm: box running, response completed")
   })
 
   it("is require()d from CommonJS", async () => {
-    expect((await runOk(process.execPath, ["require.cjs"])).trim()).toBe(
+    expect((await runOk(process.execPath, ["require.cjs"], { cwd: fixturesCopy })).trim()).toBe(
       "cjs: secret GITHUB_TOKEN, missing is NotFoundError: true"
-    )
-  })
-
-  it("type-checks a strict NodeNext consumer with skipLibCheck false", async () => {
-    const tsc = join(checkout, "node_modules", "typescript", "bin", "tsc")
-    const started = Date.now()
-    const result = await run(process.execPath, [tsc, "-p", "tsconfig.json", "--extendedDiagnostics"])
-    expect(result.stdout.split("\n").filter((line) => line.includes("error TS"))).toEqual([])
-    expect(result.status).toBe(0)
-    const checkTime = /Check time:\s+(\S+)/.exec(result.stdout)?.[1]
-    const strictMillis = Date.now() - started
-    // The same flags on a program that uses only the peers: what boxkit's declarations add.
-    const baselineStarted = Date.now()
-    const baseline = await run(process.execPath, [tsc, "-p", "tsconfig.baseline.json", "--extendedDiagnostics"])
-    expect(baseline.stdout.split("\n").filter((line) => line.includes("error TS"))).toEqual([])
-    expect(baseline.status).toBe(0)
-    const baselineMillis = Date.now() - baselineStarted
-    console.log(
-      `strict consumer tsc: ${strictMillis} ms in all (check time ${checkTime}); ` +
-        `the same flags on the peers alone: ${baselineMillis} ms (check time ${/Check time:\s+(\S+)/.exec(baseline.stdout)?.[1]})`
     )
   })
 
@@ -186,30 +178,242 @@ describe("the installed package", { timeout: 240_000 }, () => {
       return Object.keys(result.metafile.inputs)
     }
     const local = /boxkit\/dist\/esm\/(Server\/|local\.js|testing\.js)|TokenizerTables|gpt-tokenizer/
-    const clientOnly = await bundle("client-only.mjs")
+    const clientOnly = await bundle("package-checks/client-only.mjs")
     expect(clientOnly.filter((input) => input.includes("boxkit/dist/esm/Client/Apps.js"))).toHaveLength(1)
     expect(clientOnly.filter((input) => local.test(input))).toEqual([])
     // The same check sees the local service where a program does use it.
-    expect((await bundle("quickstart.mjs")).filter((input) => local.test(input)).length).toBeGreaterThan(10)
-    const size = statSync(join(project, "out", "client-only.mjs.js")).size
+    expect((await bundle("package-checks/quickstart.mjs")).filter((input) => local.test(input)).length).toBeGreaterThan(10)
+    const size = statSync(join(project, "out", "package-checks/client-only.mjs.js")).size
     console.log(`client-only bundle: ${(size / 1024).toFixed(0)} KiB minified, ${clientOnly.length} modules`)
   })
 
-  it("serves with --data-dir once its optional peers are installed, and the state outlives a restart", async () => {
+  it("says which optional peers boxkit serve --data-dir needs while they are missing", async () => {
     const boxkit = join(project, "node_modules", ".bin", "boxkit")
-    // Without the optional SQL peers the command says what to install.
+    // Without the optional SQL peers the command says what to install: the README's own install line.
     const missing = await run(boxkit, ["serve", "--port", "0", "--data-dir", join(work, "unused")])
     expect(missing.status).toBe(1)
     expect(missing.stderr).toContain("npm install @effect/sql@^0.52.1 @effect/sql-libsql@^0.42.0 libsql@^0.4.7")
-    await runOk("npm", [
-      "install",
-      "--prefer-offline",
-      "--no-audit",
-      "--no-fund",
-      "--no-save",
-      `@effect/sql@${checkoutPackage.devDependencies["@effect/sql"]}`,
-      `@effect/sql-libsql@${checkoutPackage.devDependencies["@effect/sql-libsql"]}`
-    ])
+  })
+})
+
+/** The README and its blocks (scripts/readme-blocks.ts). */
+const readme = readFileSync(join(checkout, "README.md"), "utf8")
+const { blocks, problems } = ReadmeBlocks.parse(readme)
+
+type ProcessResult = { status: number | null; stdout: string; stderr: string }
+
+/** The README's project: installed, its blocks written and type-checked, a `boxkit serve` for them to use. */
+interface ReadmeProject {
+  readonly compiled: ProcessResult
+  readonly service: Readme.Started
+  readonly environment: NodeJS.ProcessEnv
+  /** Figures for the time budget of npm test. */
+  readonly millis: { install: number; typeCheck: number }
+}
+
+let readmePrepared: Promise<ReadmeProject> | undefined
+
+/**
+ * The longest the README's project may take to prepare (its six install lines, the strict compiler run, a serve): a
+ * bound of a hang, not an expected duration; a 2-core machine under a load of 18 took over 5 minutes.
+ */
+const readmeLimitMillis = 600_000
+
+/**
+ * The compiler settings of the one strict run: the README's (Readme.strictTsconfig) with the consumer fixtures'
+ * `noPropertyAccessFromIndexSignature`, over the README's TypeScript blocks and the fixtures `strict.ts` (ESM) and
+ * `strict.cts` (CommonJS).
+ */
+const strictProject = {
+  compilerOptions: { ...Readme.strictTsconfig.compilerOptions, noPropertyAccessFromIndexSignature: true },
+  include: [...Readme.strictTsconfig.include, "package-checks/strict.ts", "package-checks/strict.cts"]
+}
+
+/**
+ * The README's own install lines in the consumer's project (the package's name replaced by the tarball), its
+ * blocks, one strict compiler run over its TypeScript blocks and the consumer fixtures, and a `boxkit serve` of the
+ * installed package.
+ */
+const prepareReadme = async (): Promise<ReadmeProject> => {
+  const started = Date.now()
+  for (const args of Readme.installCommands(blocks, tarball.filename)) {
+    await runOk("npm", [...args, ...Readme.npmInstallFlags])
+  }
+  // The environment of the project, not the README's business: the Node types (TypeScript is the checkout's).
+  await runOk("npm", ["install", ...Readme.npmInstallFlags, "--no-save", `@types/node@${checkoutPackage.devDependencies["@types/node"]}`])
+  ReadmeBlocks.writeBlocks(blocks, project)
+  writeFileSync(join(project, "tsconfig.json"), JSON.stringify(strictProject, null, 2))
+  const tsc = join(checkout, "node_modules", "typescript", "bin", "tsc")
+  const millis = { install: Date.now() - started, typeCheck: 0 }
+  const [compiled, service] = await Promise.all([
+    run(process.execPath, [tsc, "-p", "tsconfig.json"]).finally(() => {
+      millis.typeCheck = Date.now() - started - millis.install
+    }),
+    Readme.startUntil(join(project, "node_modules", ".bin", "boxkit"), ["serve", "--port", "0"], {
+      cwd: project,
+      until: /listening on (http:\/\/\S+\/v1)/,
+      timeoutMillis: 60_000
+    })
+  ])
+  // A user's shell: the README's variables, and none of the variables vitest sets for its own workers.
+  const testRunnerVariables = Object.keys(process.env).filter((key) => key.startsWith("VITEST") || key === "TEST" || key === "NODE_ENV")
+  const environment = {
+    ...Object.fromEntries(testRunnerVariables.map((key) => [key, undefined])),
+    BOX_API_KEY: "sk_acme_org",
+    BOX_BASE_URL: service.matched[1]
+  }
+  return { compiled, service, environment, millis }
+}
+
+/**
+ * The README as a user follows it: every fenced block is marked with how it is checked (scripts/readme-blocks.ts);
+ * the README's own install lines run in the project (the package's name replaced by the tarball), every TypeScript
+ * block is type-checked strictly in one compiler run with the consumer fixtures, and the programs, the daemon, the
+ * test files, the commands and the seed are run against a `boxkit serve` of the installed package, with the README's
+ * variables.
+ */
+describe("the README", { timeout: 240_000 }, () => {
+  let environment: NodeJS.ProcessEnv = {}
+  let compiled: ProcessResult | undefined
+  let millis = { install: 0, typeCheck: 0 }
+
+  beforeAll(async () => {
+    if (project === "") throw new Error("the package was not installed")
+    readmePrepared = prepareReadme()
+    const prepared = await readmePrepared
+    environment = prepared.environment
+    compiled = prepared.compiled
+    millis = prepared.millis
+  }, readmeLimitMillis)
+
+  it("marks every block with how it is checked, and checks blocks of every kind", () => {
+    expect(problems).toEqual([])
+    const kinds = new Set(blocks.map((block) => block.check))
+    for (const kind of ["install", "run", "signal", "vitest", "shell", "seed"] as const) expect(kinds.has(kind), kind).toBe(true)
+  })
+
+  it("links and names only files the package ships", async () => {
+    const entries = new Set((await runOk("tar", ["-tzf", tarball.filename], { cwd: work })).split("\n").filter((line) => line !== ""))
+    const targets = [...ReadmeBlocks.relativeLinks(readme), ...ReadmeBlocks.mentionedFiles(readme)]
+    expect(targets.length).toBeGreaterThan(0)
+    expect(targets.filter((target) => !Readme.inTarball(entries, target))).toEqual([])
+  })
+
+  it("type-checks every TypeScript block and the strict consumer (strict, exactOptionalPropertyTypes, NodeNext, skipLibCheck false)", () => {
+    expect(compiled?.stdout.split("\n").filter((line) => line.includes("error TS"))).toEqual([])
+    expect(compiled?.status).toBe(0)
+    // The fixtures were part of the program: the compiler wrote their JavaScript.
+    for (const emitted of ["strict.js", "strict.cjs"]) expect(existsSync(join(project, "out", "package-checks", emitted)), emitted).toBe(true)
+    const typeScript = blocks.filter((block) => block.file !== undefined && /\.[cm]?ts$/.test(block.file)).length
+    console.log(
+      `README: install lines in ${millis.install} ms; ${typeScript} TypeScript blocks and the strict consumer type-checked ` +
+        `in ${millis.typeCheck} ms`
+    )
+  })
+
+  it("runs every program, daemon, test file, command and seed of the README", async () => {
+    const started = Date.now()
+    const failures = await Promise.all(blocks.map(async (block): Promise<ReadonlyArray<string>> => {
+      const name = `line ${block.line} (${block.check}${block.file === undefined ? "" : ` ${block.file}`})`
+      const outcome = await checkBlock(block)
+      if (outcome.status !== 0) return [`${name} exited ${outcome.status}:\n${outcome.output}`]
+      if (block.expect !== undefined && !outcome.output.includes(block.expect)) {
+        return [`${name}: no "${block.expect}" in its output:\n${outcome.output}`]
+      }
+      return outcome.problems.map((problem) => `${name}: ${problem}`)
+    }))
+    expect(failures.flat()).toEqual([])
+    console.log(`README: ${blocks.length} blocks checked (at once) in ${Date.now() - started} ms`)
+  })
+
+  /** Runs one block as its marker says; install, output and illustration blocks have nothing more to run. */
+  const checkBlock = async (
+    block: ReadmeBlocks.ReadmeBlock
+  ): Promise<{ status: number | null; output: string; problems: ReadonlyArray<string> }> => {
+    const options = { cwd: project, env: environment }
+    const finished = (result: { status: number | null; stdout: string; stderr: string }) => ({
+      status: result.status,
+      output: result.stdout + result.stderr,
+      problems: []
+    })
+    switch (block.check) {
+      case "run":
+        return finished(await run(process.execPath, [Readme.emittedFile(block.file!)], options))
+      case "vitest":
+        return finished(await run(process.execPath, [join(project, "node_modules", "vitest", "vitest.mjs"), "run", block.file!], options))
+      case "shell":
+        return finished(await run("bash", ["-e", "-c", block.code], options))
+      case "seed": {
+        const served = await Readme.startUntil(join(project, "node_modules", ".bin", "boxkit"), ["serve", "--port", "0", "--seed", block.file!], {
+          ...options,
+          until: /listening on http/,
+          timeoutMillis: 60_000
+        })
+        return { status: await served.stop(), output: served.output(), problems: [] }
+      }
+      case "signal":
+        return checkDaemon(block)
+      case "serve":
+        return checkServe(block)
+      default:
+        return { status: 0, output: "", problems: [] }
+    }
+  }
+
+  /**
+   * A service and the commands that use it (scripts/readme-blocks.ts `serveBlock`): `boxkit serve` started on a free
+   * port until it says where it listens, the other lines run with bash against that address; then the service is sent
+   * SIGTERM and must exit 0.
+   */
+  const checkServe = async (block: ReadmeBlocks.ReadmeBlock) => {
+    const serve = ReadmeBlocks.serveBlock(block)
+    const served = await Readme.startUntil(join(project, "node_modules", ".bin", "boxkit"), serve.serveArgs, {
+      cwd: project,
+      env: environment,
+      until: /listening on (http:\/\/\S+)\/v1/,
+      timeoutMillis: 60_000
+    })
+    const commands = await run("bash", ["-e", "-c", serve.commands(served.matched[1]!)], { cwd: project, env: environment })
+    const stopped = await served.stop("SIGTERM")
+    const problems = stopped === 0 ? [] : [`boxkit serve exited ${stopped} on SIGTERM:\n${served.output()}`]
+    return { status: commands.status, output: commands.stdout + commands.stderr, problems }
+  }
+
+  /**
+   * A daemon: started, sent SIGTERM once its output says it runs; it must exit 0 and leave every box it named
+   * terminated.
+   */
+  const checkDaemon = async (block: ReadmeBlocks.ReadmeBlock) => {
+    const daemon = await Readme.startUntil(process.execPath, [Readme.emittedFile(block.file!)], {
+      cwd: project,
+      env: environment,
+      until: new RegExp(block.until!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")),
+      timeoutMillis: 120_000
+    })
+    const status = await daemon.stop("SIGTERM")
+    const boxIds = [...new Set(daemon.output().match(/sb_[0-9a-f-]{36}/g) ?? [])]
+    const problems = boxIds.length === 0 ? ["it printed no box id"] : []
+    for (const boxId of boxIds) {
+      const response = await fetch(`${environment.BOX_BASE_URL}/boxes/${boxId}`, { headers: { authorization: `Bearer ${environment.BOX_API_KEY}` } })
+      const box = await response.json() as { readonly status?: string }
+      if (box.status !== "terminated") problems.push(`box ${boxId} is ${box.status} after SIGTERM`)
+    }
+    return { status, output: daemon.output(), problems }
+  }
+})
+
+/**
+ * The same project once the README's install lines ran in it ("the README", above): the optional SQL peers are there,
+ * and the read-only install comes last, since nothing may write into the package after it.
+ */
+describe("the installed package with the README's optional peers", { timeout: 240_000 }, () => {
+  beforeAll(async () => {
+    if (readmePrepared === undefined) throw new Error("the README's project was not prepared")
+    await readmePrepared
+  }, 300_000)
+
+  it("serves with --data-dir once its optional peers are installed, and the state outlives a restart", async () => {
+    const boxkit = join(project, "node_modules", ".bin", "boxkit")
     const directory = join(work, "data")
     const serve = () =>
       new Promise<{ stop: () => Promise<void>; origin: string; output: () => string }>((resolve, reject) => {
@@ -263,192 +467,4 @@ describe("the installed package", { timeout: 240_000 }, () => {
     expect(demo.stdout).toMatch(/demo finished in \d+ ms/)
     expect(demo.status).toBe(0)
   })
-})
-
-/** The README and its blocks (scripts/readme-blocks.ts). */
-const readme = readFileSync(join(checkout, "README.md"), "utf8")
-const { blocks, problems } = ReadmeBlocks.parse(readme)
-
-type ProcessResult = { status: number | null; stdout: string; stderr: string }
-
-/** The README's project: installed, its blocks written and type-checked, a `boxkit serve` for them to use. */
-interface ReadmeProject {
-  readonly project: string
-  readonly compiled: ProcessResult
-  readonly service: Readme.Started
-  readonly environment: NodeJS.ProcessEnv
-  /** Figures for the time budget of npm test. */
-  readonly millis: { install: number; typeCheck: number }
-}
-
-let readmePrepared: Promise<ReadmeProject> | undefined
-
-/**
- * A fresh project with the README's own install lines (the package's name replaced by the tarball), its blocks,
- * one strict compiler run over its TypeScript blocks, and a `boxkit serve` of the installed package.
- */
-const prepareReadme = async (): Promise<ReadmeProject> => {
-  const started = Date.now()
-  const readmeProject = join(work, "readme")
-  mkdirSync(readmeProject)
-  writeFileSync(join(readmeProject, "package.json"), JSON.stringify({ name: "readme", private: true, type: "module" }))
-  for (const args of Readme.installCommands(blocks, tarball.filename)) {
-    await runOk("npm", [...args, ...Readme.npmInstallFlags], { cwd: readmeProject })
-  }
-  // The environment of the project, not the README's business: the Node types (TypeScript is the checkout's).
-  await runOk("npm", ["install", ...Readme.npmInstallFlags, "--no-save", `@types/node@${checkoutPackage.devDependencies["@types/node"]}`], { cwd: readmeProject })
-  ReadmeBlocks.writeBlocks(blocks, readmeProject)
-  writeFileSync(join(readmeProject, "tsconfig.json"), JSON.stringify(Readme.strictTsconfig, null, 2))
-  const tsc = join(checkout, "node_modules", "typescript", "bin", "tsc")
-  const millis = { install: Date.now() - started, typeCheck: 0 }
-  const [compiled, service] = await Promise.all([
-    run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: readmeProject }).finally(() => {
-      millis.typeCheck = Date.now() - started - millis.install
-    }),
-    Readme.startUntil(join(readmeProject, "node_modules", ".bin", "boxkit"), ["serve", "--port", "0"], {
-      cwd: readmeProject,
-      until: /listening on (http:\/\/\S+\/v1)/,
-      timeoutMillis: 60_000
-    })
-  ])
-  // A user's shell: the README's variables, and none of the variables vitest sets for its own workers.
-  const testRunnerVariables = Object.keys(process.env).filter((key) => key.startsWith("VITEST") || key === "TEST" || key === "NODE_ENV")
-  const environment = {
-    ...Object.fromEntries(testRunnerVariables.map((key) => [key, undefined])),
-    BOX_API_KEY: "sk_acme_org",
-    BOX_BASE_URL: service.matched[1]
-  }
-  return { project: readmeProject, compiled, service, environment, millis }
-}
-
-/**
- * The README as a user follows it: every fenced block is marked with how it is checked (scripts/readme-blocks.ts);
- * a fresh project gets the README's own install lines (the package's name replaced by the tarball), every
- * TypeScript block is type-checked strictly in one compiler run, and the programs, the daemon, the test file, the
- * commands and the seed are run against a `boxkit serve` of the installed package, with the README's variables.
- */
-describe("the README", { timeout: 240_000 }, () => {
-  let readmeProject = ""
-  let environment: NodeJS.ProcessEnv = {}
-  let compiled: ProcessResult | undefined
-  let millis = { install: 0, typeCheck: 0 }
-
-  beforeAll(async () => {
-    if (readmePrepared === undefined) throw new Error("the package was not packed")
-    const prepared = await readmePrepared
-    readmeProject = prepared.project
-    environment = prepared.environment
-    compiled = prepared.compiled
-    millis = prepared.millis
-  }, 300_000)
-
-  it("marks every block with how it is checked, and checks blocks of every kind", () => {
-    expect(problems).toEqual([])
-    const kinds = new Set(blocks.map((block) => block.check))
-    for (const kind of ["install", "run", "signal", "vitest", "shell", "seed"] as const) expect(kinds.has(kind), kind).toBe(true)
-  })
-
-  it("links and names only files the package ships", async () => {
-    const entries = new Set((await runOk("tar", ["-tzf", tarball.filename], { cwd: work })).split("\n").filter((line) => line !== ""))
-    const targets = [...ReadmeBlocks.relativeLinks(readme), ...ReadmeBlocks.mentionedFiles(readme)]
-    expect(targets.length).toBeGreaterThan(0)
-    expect(targets.filter((target) => !Readme.inTarball(entries, target))).toEqual([])
-  })
-
-  it("type-checks every TypeScript block (strict, exactOptionalPropertyTypes, NodeNext, skipLibCheck false)", () => {
-    expect(compiled?.stdout.split("\n").filter((line) => line.includes("error TS"))).toEqual([])
-    expect(compiled?.status).toBe(0)
-    const typeScript = blocks.filter((block) => block.file !== undefined && /\.[cm]?ts$/.test(block.file)).length
-    console.log(`README: install lines in ${millis.install} ms; ${typeScript} TypeScript blocks type-checked in ${millis.typeCheck} ms`)
-  })
-
-  it("runs every program, daemon, test file, command and seed of the README", async () => {
-    const started = Date.now()
-    const failures = await Promise.all(blocks.map(async (block): Promise<ReadonlyArray<string>> => {
-      const name = `line ${block.line} (${block.check}${block.file === undefined ? "" : ` ${block.file}`})`
-      const outcome = await checkBlock(block)
-      if (outcome.status !== 0) return [`${name} exited ${outcome.status}:\n${outcome.output}`]
-      if (block.expect !== undefined && !outcome.output.includes(block.expect)) {
-        return [`${name}: no "${block.expect}" in its output:\n${outcome.output}`]
-      }
-      return outcome.problems.map((problem) => `${name}: ${problem}`)
-    }))
-    expect(failures.flat()).toEqual([])
-    console.log(`README: ${blocks.length} blocks checked (at once) in ${Date.now() - started} ms`)
-  })
-
-  /** Runs one block as its marker says; install, output and illustration blocks have nothing more to run. */
-  const checkBlock = async (
-    block: ReadmeBlocks.ReadmeBlock
-  ): Promise<{ status: number | null; output: string; problems: ReadonlyArray<string> }> => {
-    const options = { cwd: readmeProject, env: environment }
-    const finished = (result: { status: number | null; stdout: string; stderr: string }) => ({
-      status: result.status,
-      output: result.stdout + result.stderr,
-      problems: []
-    })
-    switch (block.check) {
-      case "run":
-        return finished(await run(process.execPath, [Readme.emittedFile(block.file!)], options))
-      case "vitest":
-        return finished(await run(process.execPath, [join(readmeProject, "node_modules", "vitest", "vitest.mjs"), "run", block.file!], options))
-      case "shell":
-        return finished(await run("bash", ["-e", "-c", block.code], options))
-      case "seed": {
-        const served = await Readme.startUntil(join(readmeProject, "node_modules", ".bin", "boxkit"), ["serve", "--port", "0", "--seed", block.file!], {
-          ...options,
-          until: /listening on http/,
-          timeoutMillis: 60_000
-        })
-        return { status: await served.stop(), output: served.output(), problems: [] }
-      }
-      case "signal":
-        return checkDaemon(block)
-      case "serve":
-        return checkServe(block)
-      default:
-        return { status: 0, output: "", problems: [] }
-    }
-  }
-
-  /**
-   * A service and the commands that use it (scripts/readme-blocks.ts `serveBlock`): `boxkit serve` started on a free
-   * port until it says where it listens, the other lines run with bash against that address; then the service is sent
-   * SIGTERM and must exit 0.
-   */
-  const checkServe = async (block: ReadmeBlocks.ReadmeBlock) => {
-    const serve = ReadmeBlocks.serveBlock(block)
-    const served = await Readme.startUntil(join(project, "node_modules", ".bin", "boxkit"), serve.serveArgs, {
-      cwd: project,
-      env: environment,
-      until: /listening on (http:\/\/\S+)\/v1/,
-      timeoutMillis: 60_000
-    })
-    const commands = await run("bash", ["-e", "-c", serve.commands(served.matched[1]!)], { cwd: project, env: environment })
-    const stopped = await served.stop("SIGTERM")
-    const problems = stopped === 0 ? [] : [`boxkit serve exited ${stopped} on SIGTERM:\n${served.output()}`]
-    return { status: commands.status, output: commands.stdout + commands.stderr, problems }
-  }
-
-  /**
-   * A daemon: started, sent SIGTERM once its output says it runs; it must exit 0 and leave every box it named
-   * terminated.
-   */
-  const checkDaemon = async (block: ReadmeBlocks.ReadmeBlock) => {
-    const daemon = await Readme.startUntil(process.execPath, [Readme.emittedFile(block.file!)], {
-      cwd: readmeProject,
-      env: environment,
-      until: new RegExp(block.until!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")),
-      timeoutMillis: 120_000
-    })
-    const status = await daemon.stop("SIGTERM")
-    const boxIds = [...new Set(daemon.output().match(/sb_[0-9a-f-]{36}/g) ?? [])]
-    const problems = boxIds.length === 0 ? ["it printed no box id"] : []
-    for (const boxId of boxIds) {
-      const response = await fetch(`${environment.BOX_BASE_URL}/boxes/${boxId}`, { headers: { authorization: `Bearer ${environment.BOX_API_KEY}` } })
-      const box = await response.json() as { readonly status?: string }
-      if (box.status !== "terminated") problems.push(`box ${boxId} is ${box.status} after SIGTERM`)
-    }
-    return { status, output: daemon.output(), problems }
-  }
 })

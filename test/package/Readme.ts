@@ -8,8 +8,12 @@ import { spawn } from "node:child_process"
 import { posix } from "node:path"
 import type { ReadmeBlock } from "../../scripts/readme-blocks.ts"
 
-/** The options npm gets on every install of the test: the cache first, no audit, no funding notes. */
-export const npmInstallFlags = ["--prefer-offline", "--no-audit", "--no-fund"] as const
+/**
+ * The options npm gets on every install of the test: no audit, no funding notes. Not `--prefer-offline`, which would
+ * take the registry's metadata from npm's cache however old: the peers installed must be the newest the ranges allow on
+ * the registry now (npm's default revalidates metadata older than a few minutes; tarballs still come from its cache).
+ */
+export const npmInstallFlags = ["--no-audit", "--no-fund"] as const
 
 /**
  * The `npm install` commands of the install blocks, in order, as npm's arguments: the package's own name replaced by
