@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config"
+import { BaseSequencer, type TestSpecification } from "vitest/node"
 
 /**
  * Test files that need modules no other file has loaded in their process (what is loaded at start): they run in a
@@ -6,12 +7,44 @@ import { defineConfig } from "vitest/config"
  */
 const needFreshModules = ["test/server/TokenizerLoading.test.ts"]
 
+/**
+ * The longest test files, longest first (seconds of a fresh-clone `npm test` on 2 cores): each starts as soon as a
+ * worker is free, so that none of them is left to run alone at the end of the run while the other worker is idle.
+ * Vitest orders files by the durations of its last run where it has them, else by size, which put these small files
+ * last in a fresh clone. Consumer first: it packs the checkout (test/support/PackedPackage.ts), which Declarations
+ * then finds done instead of waiting for it.
+ */
+const longestFirst = [
+  "test/package/Consumer.test.ts",
+  "test/durability/PostgresCrash.test.ts",
+  "test/package/Docs.test.ts",
+  "test/server/FastPathRemovable.test.ts",
+  "test/package/Declarations.test.ts",
+  "test/responses/Webhooks.test.ts",
+  "test/conformance/OneAnswer.test.ts",
+  "test/responses/EngineEquivalence.test.ts"
+]
+
+/** Vitest's order, with the files of {@link longestFirst} moved to the front in that list's order. */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: Array<TestSpecification>): Promise<Array<TestSpecification>> {
+    const sorted = await super.sort(files)
+    const rank = (file: TestSpecification) => {
+      const index = longestFirst.findIndex((path) => file.moduleId.endsWith(`/${path}`))
+      return index === -1 ? longestFirst.length : index
+    }
+    // Array.prototype.sort is stable: the other files keep vitest's order.
+    return sorted.sort((left, right) => rank(left) - rank(right))
+  }
+}
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    sequence: { sequencer: LongestFirst },
     // The files of a worker share their modules (effect, the service's sources): each file is no longer loaded and
     // compiled again from scratch, which took more time than the tests themselves (collect about 250 s of the run).
     // So they share @effect/vitest's `it` too, which its `layer()` would change: suites over a layer use
