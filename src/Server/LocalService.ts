@@ -55,17 +55,23 @@ import * as WebhookDelivery from "./responses/WebhookDelivery.js"
 /**
  * The contract's bearer middleware: hands the caller to the handlers of the routes `HttpApiBuilder` runs. The caller
  * reaches the contract one way, as `Principal` in the request's context, put there by the request pipeline
- * (`RequestPipeline.middleware` on the stock path, the Node handler's request context on the fast path) after it
+ * (`RequestPipeline.withCaller` on the stock path, the Node handler's request context on the fast path) after it
  * authenticated the request; a route run without one fails with the 401 envelope.
  *
  * @since 0.1.0
  * @category Layers
  */
 export const authorizationLayer = Layer.succeed(Authorization, {
-  bearer: () =>
-    Effect.flatMap(Effect.serviceOption(Principal), (provided) =>
-      Option.isSome(provided) ? Effect.succeed(provided.value) : Effect.fail(ApiError.make.authentication()))
+  bearer: () => callerInContext
 })
+
+/** The caller in the request's context, or the 401; read in one step (the middleware runs it for every route). */
+const callerInContext = Effect.withFiberRuntime<Context.Tag.Service<Principal>, ApiError.AuthenticationError>(
+  (fiber) => {
+    const provided = Context.getOption(fiber.currentContext, Principal)
+    return Option.isSome(provided) ? Effect.succeed(provided.value) : Effect.fail(ApiError.make.authentication())
+  }
+)
 
 /**
  * The contract with every group's handlers (`HttpApi.Api`, the groups built with `HandlerGroups.group`); the groups

@@ -10,16 +10,16 @@
  *
  * Steps 1-5 are one effect (`admit`) that needs nothing from the request's context, and steps 6-7 another
  * (`runAdmitted`); `handle` runs both for any `HttpServerRequest`. The caller reaches the contract one way: as
- * `Principal` in the context of the contract's effect (`run(principal, request)` is handed it to provide;
- * {@link runWithCaller} provides it on the stock path, with the request holding the body, in one copy of the context,
- * and the contract's `Authorization` middleware reads it there, LocalService.authorizationLayer).
+ * `Principal` in the context of the contract's effect (`run(principal, request)` is handed it to provide, with the
+ * request holding the body, in one copy of the context: {@link withCaller}, which {@link runWithCaller} and the stock
+ * path use; the contract's `Authorization` middleware reads it there, LocalService.authorizationLayer).
  *
  * Source: spec "Authentication" 1, 4, 5; "Errors" rules 1-3; "Limits"; docs/decisions/0001-two-serving-paths.md.
  *
  * @since 0.1.0
  */
 import { type HttpApp, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
-import { Context, Duration, Effect } from "effect"
+import { Context, Duration, Effect, Exit } from "effect"
 import * as ApiError from "../../ApiError.js"
 import { IdempotencyKeyHeader } from "../../Contract/Api.js"
 import * as IdempotencyKey from "../../Contract/IdempotencyKey.js"
@@ -68,15 +68,27 @@ export type Run<E, R> = (
 /**
  * The request pipeline as a function of one request: every rule above, then `run`. Failures of the pipeline itself
  * are answered with the error envelope; failures of `run` pass through (the caller maps them to the envelope
- * before, so that idempotency remembers 4xx answers).
+ * before, so that idempotency remembers 4xx answers). `onEnd`, when given, runs once the request's effect ended,
+ * whatever its end (interruption included), uninterruptibly, after what admission took was given back: in the same
+ * finalizer when the caller was admitted at once (one finalizer per request instead of the pipeline's and the
+ * caller's).
  *
  * @since 0.1.0
  * @category Pipeline
  */
 export type Handle = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
-  run: Run<E, R>
+  run: Run<E, R>,
+  onEnd?: OnEnd<E>
 ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+
+/**
+ * What runs when a request's effect ended ({@link Handle}'s `onEnd`), with how it ended.
+ *
+ * @since 0.1.0
+ * @category Pipeline
+ */
+export type OnEnd<E> = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, E>) => Effect.Effect<void>
 
 /**
  * The request pipeline: its steps, and the whole of it as one effect.
@@ -183,18 +195,25 @@ function runAdmitted<E, R>(
 
 /**
  * Steps 6-7 and `run` for the outcome of admission, interruptible; what an admitted request took is given back when
- * it ends, whatever its outcome. Runs where interruption is off, so that nothing comes between admission and the
- * release's registration.
+ * it ends, whatever its outcome, then `onEnd` runs (in the same finalizer). Runs where interruption is off, so that
+ * nothing comes between admission and the release's registration.
  */
 const runOutcome = <E, R>(
   services: PipelineServices,
   request: HttpServerRequest.HttpServerRequest,
   run: Run<E, R>,
-  outcome: AdmitRequest.Admit
+  outcome: AdmitRequest.Admit,
+  onEnd: OnEnd<E> | undefined
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
-  if (outcome._tag === "Refused") return Effect.succeed(outcome.response)
-  const release = Effect.sync(outcome.release)
-  return Effect.ensuring(Effect.interruptible(runAdmitted(services, request, outcome, run)), release)
+  if (outcome._tag === "Refused") {
+    return onEnd === undefined ? Effect.succeed(outcome.response) : Effect.as(onEnd(Exit.succeed(outcome.response)), outcome.response)
+  }
+  const admitted = Effect.interruptible(runAdmitted(services, request, outcome, run))
+  if (onEnd === undefined) return Effect.ensuring(admitted, Effect.sync(outcome.release))
+  return Effect.onExit(admitted, (exit) => {
+    outcome.release()
+    return onEnd(exit)
+  })
 }
 
 /**
@@ -205,13 +224,17 @@ const runOutcome = <E, R>(
 const handleRequest = <E, R>(
   services: PipelineServices,
   request: HttpServerRequest.HttpServerRequest,
-  run: Run<E, R>
+  run: Run<E, R>,
+  onEnd: OnEnd<E> | undefined
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
   Effect.uninterruptible(Effect.suspend(() => {
     const now = AdmitRequest.admitNow(services, request)
-    return now !== undefined
-      ? runOutcome(services, request, run, now)
-      : Effect.flatMap(AdmitRequest.admit(services, request), (outcome) => runOutcome(services, request, run, outcome))
+    if (now !== undefined) return runOutcome(services, request, run, now, onEnd)
+    const admitted = Effect.flatMap(
+      AdmitRequest.admit(services, request),
+      (outcome) => runOutcome(services, request, run, outcome, undefined)
+    )
+    return onEnd === undefined ? admitted : Effect.onExit(admitted, onEnd)
   }))
 
 /**
@@ -245,7 +268,7 @@ export const make: Effect.Effect<
     admitNow: (request) => AdmitRequest.admitNow(services, request),
     runAdmitted: (request, admitted, run, body) => runAdmitted(services, request, admitted, run, body),
     refuseBody,
-    handle: (request, run) => handleRequest(services, request, run)
+    handle: (request, run, onEnd) => handleRequest(services, request, run, onEnd)
   }
 })
 
@@ -268,8 +291,14 @@ export const runWithCaller = <E, R>(
       withCaller(context, requestWithBody, principal) as Context.Context<R | HttpServerRequest.HttpServerRequest>
   )
 
-/** `context` with `request` as the `HttpServerRequest` and `principal` as `Principal`, in one copy of it. */
-const withCaller = <R>(
+/**
+ * `context` with `request` (the request whose body is in memory) as the `HttpServerRequest` and `principal` as
+ * `Principal`, in one copy of it: what {@link runWithCaller} runs its app in.
+ *
+ * @since 0.1.0
+ * @category Pipeline
+ */
+export const withCaller = <R>(
   context: Context.Context<R>,
   request: HttpServerRequest.HttpServerRequest,
   principal: PrincipalShape

@@ -8,8 +8,10 @@
  *
  * It is the reference the fast path is tested against (the conformance, resilience and responses suites run against
  * both) and the way back to Effect's own stack if the fast path is ever in doubt. What it adds per request is kept
- * small: the app runs in a context of the serving services only ({@link layerHttp}), the pipeline adds the request and
- * the caller in one copy of it, and the fault injector runs only when a fault is configured.
+ * small: the app runs in a context of the serving services only ({@link layerHttp}); the request with its body and the
+ * caller become the fiber's context in one step, set back in the pipeline's own finalizer (no `Effect.locally` of its
+ * own); the fault injector runs only when a fault is configured; and the handlers answer `HttpApiBuilder` with the
+ * response it would encode (HandlerGroups.ts).
  *
  * Source: docs/decisions/0001-two-serving-paths.md (two serving paths, one behaviour).
  *
@@ -29,9 +31,9 @@ import {
   HttpServerResponse,
   Path
 } from "@effect/platform"
-import { Cause, Context, Effect, Exit, HashSet, Layer, Scope } from "effect"
-import { constant } from "effect/Function"
+import { Cause, Context, Effect, Exit, FiberRef, HashSet, Layer, Scope } from "effect"
 import { IncomingMessage } from "node:http"
+import type { Principal } from "../../../Contract/Principal.js"
 import * as ErrorResponse from "../ErrorResponse.js"
 import * as NodeListen from "../NodeListen.js"
 import { FaultInjection } from "../../pipeline/FaultInjection.js"
@@ -57,6 +59,36 @@ const leftMidBody = (request: HttpServerRequest.HttpServerRequest): boolean => {
   return source instanceof IncomingMessage && source.destroyed && !source.complete
 }
 
+/**
+ * The contract run for an admitted caller on this path: the fiber's context becomes the request whose body is in
+ * memory and the caller (RequestPipeline.withCaller, one copy of the context, one step), then the contract runs. The
+ * context is not set back here: {@link layerHttp}'s app sets back the one it started with when the request's effect
+ * ends, whatever its end, once for everything the request did. `Effect.locally` (or `mapInputContext`) would wrap the
+ * contract in an acquire-use-release of its own, several times the effects of the contract's own middleware.
+ */
+const runInRequestContext = <E, R>(
+  contract: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): RequestPipeline.Run<E, Exclude<R, Principal | HttpServerRequest.HttpServerRequest>> =>
+(principal, requestWithBody) =>
+  Effect.zipRight(
+    FiberRef.update(
+      FiberRef.currentContext,
+      (context) => RequestPipeline.withCaller(context, requestWithBody, principal) as Context.Context<never>
+    ),
+    contract as Effect.Effect<HttpServerResponse.HttpServerResponse, E, Exclude<R, Principal | HttpServerRequest.HttpServerRequest>>
+  )
+
+/** The `/v1` app through the fault injector (`wrapped`), ended by `ended` whether the pipeline ran or not. */
+const withFaults = <E, R>(
+  wrapped: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  ended: (
+    request: HttpServerRequest.HttpServerRequest,
+    context: Context.Context<never>
+  ) => (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, E>) => Effect.Effect<void>
+) =>
+(request: HttpServerRequest.HttpServerRequest, context: Context.Context<never>) =>
+  Effect.onExit(wrapped, ended(request, context))
+
 /** The envelope answer of a failed request. */
 const envelope = (cause: Cause.Cause<unknown>) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => ErrorResponse.fromCause(cause, request))
@@ -79,15 +111,32 @@ export const layerHttp = <R>(options: {
     const pipeline = yield* RequestPipeline.make
     const faults = yield* FaultInjection
     const local = yield* options.local
-    const run = RequestPipeline.runWithCaller(contract)
-    // Without a fault configured the injector has nothing to draw (FaultInjection.enabled): no effect of its own.
+    const run = runInRequestContext(contract)
+    // What ends every `/v1` request: the context it started with set back (runInRequestContext changed it), and a
+    // client abort counted: the client left before its answer, which interrupts the request's fiber (NodeHttpServer),
+    // or while its body was still arriving (the body read fails; the request never completed).
+    const ended = (request: HttpServerRequest.HttpServerRequest, context: Context.Context<never>) => {
+      const restore = FiberRef.set(FiberRef.currentContext, context)
+      return (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>) =>
+        (Exit.isFailure(exit) && HashSet.has(Cause.interruptors(exit.cause), HttpServerError.clientAbortFiberId)) ||
+          leftMidBody(request)
+          ? Effect.zipRight(restore, Effect.sync(() => faults.countClientAbort(request)))
+          : restore
+    }
+    // Without a fault configured the injector has nothing to draw (FaultInjection.enabled): no effect of its own, and
+    // the pipeline ends the request in its own finalizer. The injector may answer, or be left, before the pipeline.
     const v1 = faults.enabled
-      ? constant(faults.wrap(
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => pipeline.handle(request, run))
-      ))
-      : (request: HttpServerRequest.HttpServerRequest) => pipeline.handle(request, run)
+      ? withFaults(faults.wrap(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => pipeline.handle(request, run))), ended)
+      : (request: HttpServerRequest.HttpServerRequest, context: Context.Context<never>) =>
+        pipeline.handle(request, run, ended(request, context))
     const openApi = HttpServerResponse.uint8Array(options.openApi, { contentType: "application/json" })
-    const app = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const app = Effect.withFiberRuntime<
+      HttpServerResponse.HttpServerResponse,
+      unknown,
+      HttpServerRequest.HttpServerRequest | HttpRouter.HttpRouter.DefaultServices
+    >((fiber) => {
+      const context = fiber.currentContext
+      const request = Context.get(context as Context.Context<HttpServerRequest.HttpServerRequest>, HttpServerRequest.HttpServerRequest)
       if (request.headers[SelfDelivery.deliveryHeader] !== undefined) return Effect.succeed(SelfDelivery.refusal())
       const queryAt = request.url.indexOf("?")
       const path = queryAt < 0 ? request.url : request.url.slice(0, queryAt)
@@ -96,13 +145,7 @@ export const layerHttp = <R>(options: {
       if (page !== undefined) return page
       if (path.startsWith("/_local/")) return local(request, path)
       faults.countRequest()
-      // A client abort: the client left before its answer, which interrupts the request's fiber (NodeHttpServer), or
-      // while its body was still arriving (the body read fails; the request never completed).
-      return Effect.onExit(v1(request), (exit) =>
-        (Exit.isFailure(exit) && HashSet.has(Cause.interruptors(exit.cause), HttpServerError.clientAbortFiberId)) ||
-          leftMidBody(request)
-          ? Effect.sync(() => faults.countClientAbort(request))
-          : Effect.void)
+      return v1(request, context)
     }).pipe(
       // What escapes the contract's middleware (a failure of the pipeline or the fault injector) gets the envelope too.
       Effect.catchAllCause(envelope)
