@@ -20,7 +20,7 @@ import {
   tokenize
 } from "./LanguageModel.js"
 import type { PromptCache } from "./PromptCache.js"
-import { type Prepared, usageOf } from "./ResponseRequest.js"
+import { type Prepared, responseWith, usageOf } from "./ResponseRequest.js"
 import * as StoreOutage from "../state/StoreOutage.js"
 
 /** One Responses streaming event (`ModelResponse.StreamEvent`). */
@@ -249,8 +249,7 @@ const finishedObject = (
   status: "completed" | "incomplete"
 ) => {
   const counted = usageOf(promptCache, orgId, prepared, output.used, output.reasoningTokens)
-  return new ModelResponse.ModelResponse({
-    ...base,
+  return responseWith(base, {
     status,
     usage: counted.usage,
     metadata: {
@@ -260,7 +259,7 @@ const finishedObject = (
     },
     output: output.items,
     incomplete_details: output.truncated ? { reason: "max_output_tokens" } : null
-  }, true)
+  })
 }
 
 /**
@@ -331,12 +330,11 @@ export const make = ({ finish, model, promptCache }: SessionServices) =>
     /** The model failed: stores the `failed` object (with the output so far) and logs why. */
     fail: (error: LanguageModelError) =>
       Effect.suspend(() => {
-        const final = new ModelResponse.ModelResponse({
-          ...base,
+        const final = responseWith(base, {
           status: "failed",
           output: output.items.filter((item) => item !== null),
           error: { code: error.code ?? "server_error", message: error.message }
-        }, true)
+        })
         return settle(final).pipe(Effect.zipRight(logModelFailure(base.id, error)), Effect.as(final))
       }),
     /**
@@ -347,7 +345,7 @@ export const make = ({ finish, model, promptCache }: SessionServices) =>
       finished
         ? Effect.void
         : Effect.catchAll(
-          finish(mode, base, new ModelResponse.ModelResponse({ ...base, status: "cancelled" }, true)),
+          finish(mode, base, responseWith(base, { status: "cancelled" })),
           StoreOutage.logStoreFailure("storing a cancelled response")
         )
     ),
