@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { HttpBody, HttpClientError, HttpClientRequest, type HttpClient, type HttpClientResponse } from "@effect/platform"
-import { type Clock, type Context, Data, Duration, Effect, type Redacted, Stream } from "effect"
+import { type Clock, type Context, Data, Duration, Effect, Either, type Redacted, Stream } from "effect"
 import { isLiveClock } from "../../Http/LiveClock.js"
 import * as UndiciHttpClient from "../../Http/UndiciHttpClient.js"
 import * as SelfDelivery from "../http/SelfDelivery.js"
@@ -125,22 +125,29 @@ const exchange = (
   request: HttpClientRequest.HttpClientRequest,
   timeout: number,
   clock: Clock.Clock
-) => {
+): Effect.Effect<Either.Either<number, string>> => {
   const { client } = services
   const expired = `timed out after ${timeout} ms`
   const timerRunning = services.clientHonoursDeadline && isLiveClock(clock)
   const deadlineMillis = clock.unsafeCurrentTimeMillis() + timeout
-  const head: Effect.Effect<HttpClientResponse.HttpClientResponse, unknown> = timerRunning
-    ? UndiciHttpClient.withDeadline(client.execute(request), { atMillis: deadlineMillis, onExpire: () => expired })
-    : Effect.timeoutFail(client.execute(request), { duration: timeout, onTimeout: () => expired })
-  // A refusal by a boxkit service of its own delivery is told apart by its header (status -1: never retried).
+  const describe = describeFailure(expired)
+  // The toolkit's client has read the answer's body with its head (capped, within the deadline): the status is the
+  // outcome, in one step.
+  if (timerRunning) {
+    return Effect.match(
+      UndiciHttpClient.withDeadline(client.execute(request), { atMillis: deadlineMillis, onExpire: () => expired }),
+      { onFailure: (error) => Either.left(describe(error)), onSuccess: (response) => Either.right(statusOf(response)) }
+    )
+  }
+  const head = Effect.timeoutFail(client.execute(request), { duration: timeout, onTimeout: () => expired })
   const post = Effect.flatMap(head, (response) =>
-    Effect.as(
-      drainReply(services, response, deadlineMillis, clock),
-      response.headers[SelfDelivery.refusedHeader] !== undefined ? selfRefused : response.status
-    ))
-  return Effect.either(Effect.mapError(post, describeFailure(expired)))
+    Effect.as(drainReply(services, response, deadlineMillis, clock), statusOf(response)))
+  return Effect.either(Effect.mapError(post, describe))
 }
+
+/** The outcome of an answer: its status, or {@link selfRefused} when a boxkit service refused its own delivery. */
+const statusOf = (response: HttpClientResponse.HttpClientResponse): number =>
+  response.headers[SelfDelivery.refusedHeader] !== undefined ? selfRefused : response.status
 
 /**
  * One attempt of `delivery` at `position`: the exchange, bounded by the attempt's timeout and what is left of the
@@ -152,28 +159,39 @@ export const attemptDelivery = (
   delivery: Delivery,
   request: HttpClientRequest.HttpClientRequest,
   position: DeliveryPosition
-) =>
-  Effect.clockWith((clock) =>
-    Effect.gen(function*() {
-      const startedAtMillis = clock.unsafeCurrentTimeMillis()
-      const left = position.roundStartedAtMillis + Duration.toMillis(roundBudget) - startedAtMillis
-      const outcome = yield* exchange(services, request, Math.max(1, Math.min(services.attemptTimeoutMillis, left)), clock)
-      const nowMillis = clock.unsafeCurrentTimeMillis()
-      const self = outcome._tag === "Right" && outcome.right === selfRefused
-      const status = outcome._tag === "Right" ? (self ? 403 : outcome.right) : null
-      const ok = status !== null && status >= 200 && status < 300
-      yield* bestEffortBookkeeping(services.logs.delivery({
-        response_id: delivery.responseId,
-        url: redactUserinfo(delivery.url),
-        round: position.round,
-        attempt: position.attempt,
-        status,
-        error: outcome._tag === "Left" ? outcome.left : self ? selfRefusedReason : null,
-        ok,
-        at: new Date(nowMillis).toISOString()
-      }))
-      if (!ok) {
-        return yield* Effect.fail(
+): Effect.Effect<void, DeliveryFailed> =>
+  Effect.clockWith((clock) => attemptOn(services, delivery, request, position, clock))
+
+/** {@link attemptDelivery} on `clock` (the service's clock, read once by the caller). */
+export const attemptOn = (
+  services: AttemptServices,
+  delivery: Delivery,
+  request: HttpClientRequest.HttpClientRequest,
+  position: DeliveryPosition,
+  clock: Clock.Clock
+): Effect.Effect<void, DeliveryFailed> => {
+  const startedAtMillis = clock.unsafeCurrentTimeMillis()
+  const left = position.roundStartedAtMillis + roundBudgetMillis - startedAtMillis
+  const timeout = Math.max(1, Math.min(services.attemptTimeoutMillis, left))
+  return Effect.flatMap(exchange(services, request, timeout, clock), (outcome) => {
+    const nowMillis = clock.unsafeCurrentTimeMillis()
+    const self = outcome._tag === "Right" && outcome.right === selfRefused
+    const status = outcome._tag === "Right" ? (self ? 403 : outcome.right) : null
+    const ok = status !== null && status >= 200 && status < 300
+    const logged = bestEffortBookkeeping(services.logs.delivery({
+      response_id: delivery.responseId,
+      url: redactUserinfo(delivery.url),
+      round: position.round,
+      attempt: position.attempt,
+      status,
+      error: outcome._tag === "Left" ? outcome.left : self ? selfRefusedReason : null,
+      ok,
+      at: new Date(nowMillis).toISOString()
+    }))
+    if (!ok) {
+      return Effect.zipRight(
+        logged,
+        Effect.fail(
           new DeliveryFailed({
             status,
             reason: outcome._tag === "Left" ? outcome.left : self ? selfRefusedReason : `HTTP ${status}`,
@@ -181,12 +199,21 @@ export const attemptDelivery = (
             final: self
           })
         )
-      }
-      yield* bestEffortBookkeeping(services.responses.update(delivery.responseId, (record) =>
-        record.firstDeliveredAtMillis === null ? { ...record, firstDeliveredAtMillis: nowMillis } : record))
-      yield* bestEffortBookkeeping(services.work.finishDelivery(delivery.responseId))
-    })
-  )
+      )
+    }
+    return Effect.zipRight(
+      logged,
+      Effect.zipRight(
+        bestEffortBookkeeping(services.responses.update(delivery.responseId, (record) =>
+          record.firstDeliveredAtMillis === null ? { ...record, firstDeliveredAtMillis: nowMillis } : record)),
+        bestEffortBookkeeping(services.work.finishDelivery(delivery.responseId))
+      )
+    )
+  })
+}
+
+/** The time budget of one round, in milliseconds. */
+const roundBudgetMillis = Duration.toMillis(roundBudget)
 
 /**
  * A store write of a delivery's bookkeeping (the attempt's log entry, the first delivery time, the stored position),

@@ -25,6 +25,7 @@ import { DueDeliveries } from "./WebhookDue.js"
 import {
   type AttemptServices,
   attemptDelivery,
+  attemptOn,
   attemptTimeout,
   bestEffortBookkeeping,
   type Delivery,
@@ -195,11 +196,11 @@ const firstAttempt = (services: DeliveryServices, delivery: Delivery) =>
     const request = deliveryRequestOf(delivery)
     const forget = Effect.sync(() => services.due.forget(delivery.responseId))
     return Effect.matchEffect(
-      attemptDelivery(services, delivery, request, {
+      attemptOn(services, delivery, request, {
         round: 1,
         attempt: 1,
         roundStartedAtMillis: clock.unsafeCurrentTimeMillis()
-      }),
+      }, clock),
       {
         onSuccess: () => forget,
         onFailure: (failure) =>
