@@ -122,6 +122,10 @@ const script = Effect.gen(function*() {
   }
   yield* keep(sql`SELECT count(*) AS count FROM items`)
   yield* keep(sql`SELECT nothing FROM items`)
+  // Unprepared statements (the cluster's storage reads are made so, with literals in their text).
+  yield* keep(sql`SELECT id, count FROM items WHERE id IN (${sql.literal("'a','b'")}) ORDER BY id`.unprepared)
+  yield* keep(sql`UPDATE items SET note = ${"unprepared"} WHERE id = 'a' RETURNING id, note`.unprepared)
+  yield* keep(sql`SELECT nothing FROM items`.unprepared)
   return answers
 })
 
@@ -133,13 +137,43 @@ describe("the SQLite client of the state store", () => {
       const expected = yield* Effect.provide(script, stock(stockFile))
       const actual = yield* Effect.provide(script, prepared(preparedFile))
       expect(actual).toEqual(expected)
-      // The script reached what it is meant to compare: rows returned, and six refusals (a duplicate key, an
-      // integer past 2^53 read three times, a failed unit of work, an unknown column).
+      // The script reached what it is meant to compare: rows returned, and seven refusals (a duplicate key, an
+      // integer past 2^53 read three times, a failed unit of work, an unknown column twice).
       expect(expected).toContainEqual([{ id: "a", count: 1 }])
-      expect(expected.filter((answer) => typeof answer === "object" && answer !== null && "error" in answer)).toHaveLength(6)
+      expect(expected.filter((answer) => typeof answer === "object" && answer !== null && "error" in answer)).toHaveLength(7)
       expect(committed(preparedFile, "SELECT id, note FROM items ORDER BY id")).toEqual(
         committed(stockFile, "SELECT id, note FROM items ORDER BY id")
       )
+    }))
+
+  it.scoped("keeps what it prepared past more unprepared statements than it keeps: those are not kept", () =>
+    Effect.gen(function*() {
+      const file = yield* databaseFile
+      const prepares = new Map<string, number>()
+      const counting = SqliteClient.layer(() => {
+        const database = pragmas(new Database(file))
+        const prepare = database.prepare.bind(database)
+        database.prepare = ((text: string) => {
+          prepares.set(text, (prepares.get(text) ?? 0) + 1)
+          return prepare(text)
+        }) as typeof database.prepare
+        return database
+      })
+      yield* Effect.provide(
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`CREATE TABLE items (id TEXT PRIMARY KEY)`
+          const find = (id: string) => sql`SELECT id FROM items WHERE id = ${id}`
+          yield* find("a")
+          for (let index = 0; index <= SqliteClient.statementCacheSize; index++) {
+            yield* sql`SELECT id FROM items WHERE id = ${sql.literal(`'item-${index}'`)}`.unprepared
+          }
+          yield* find("b")
+        }),
+        counting
+      )
+      expect(prepares.get("SELECT id FROM items WHERE id = ?")).toBe(1)
+      expect(prepares.get("SELECT id FROM items WHERE id = 'item-0'")).toBe(1)
     }))
 
   it.scoped("makes the same sql.execute spans as the stock client, under a span and outside any", () =>

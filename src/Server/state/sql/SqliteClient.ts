@@ -5,7 +5,8 @@
  * `@libsql/client`) behind `Effect.makeSemaphore(1)`, transactions and savepoints by `@effect/sql` (begun with
  * `BEGIN IMMEDIATE`). Unlike `@effect/sql-libsql`, whose `@libsql/client` prepares every statement anew and answers
  * through a promise, a statement is prepared once and kept by its text (at most {@link statementCacheSize}, the oldest
- * dropped first) and run synchronously (docs/decisions/0003-sqlite-client.md).
+ * dropped first; an `unprepared` statement is prepared for its one run and not kept) and run synchronously
+ * (docs/decisions/0003-sqlite-client.md).
  *
  * Values are read and bound as `@libsql/client` does with its default `intMode` "number": integers read as numbers (a
  * RangeError past 2^53), byte strings read as an `ArrayBuffer`, booleans bound as 0 or 1.
@@ -106,47 +107,57 @@ const resetAfterBusy = (database: Database, pending: PendingAfterBusy): void => 
   }
 }
 
-/** Runs statements on `database`, each prepared once and kept (the oldest prepared dropped past the cache size). */
+/** `sql` prepared on `database`: whether it returns rows (as arrays, integers as bigints), and its column names. */
+const prepareOn = (database: Database, sql: string): Kept => {
+  const statement = database.prepare(sql)
+  const reader = statement.reader
+  if (reader) statement.raw(true)
+  statement.safeIntegers(true)
+  return { statement, reader, columns: reader ? statement.columns().map((column) => column.name) : [] }
+}
+
+/**
+ * Runs statements on `database`: `run` prepares each text once and keeps it (the oldest prepared dropped past the cache
+ * size); `runUnprepared` prepares its text for this run only (texts made once, such as `@effect/sql`'s `unprepared`
+ * statements with literals in them, would otherwise push the kept ones out of the cache).
+ */
 const statementsOf = (database: Database, intMode: IntMode) => {
   const read = intMode === "bigint" ? fromSqlBigint : fromSql
   const kept = new Map<string, Kept>()
   let pendingAfterBusy: PendingAfterBusy | undefined
-  const prepare = (sql: string): Kept => {
+  const prepareKept = (sql: string): Kept => {
     const found = kept.get(sql)
     if (found !== undefined) return found
-    const statement = database.prepare(sql)
-    const reader = statement.reader
-    if (reader) statement.raw(true)
-    statement.safeIntegers(true)
-    const made: Kept = { statement, reader, columns: reader ? statement.columns().map((column) => column.name) : [] }
+    const prepared = prepareOn(database, sql)
     // The oldest prepared first (a statement's text is looked up once per run; no reordering on use).
     if (kept.size >= statementCacheSize) kept.delete(kept.keys().next().value!)
-    kept.set(sql, made)
-    return made
+    kept.set(sql, prepared)
+    return prepared
+  }
+  const runOn = ({ columns, reader, statement }: Kept, params: ReadonlyArray<unknown>): Outcome => {
+    if (pendingAfterBusy !== undefined && !database.inTransaction) {
+      resetAfterBusy(database, pendingAfterBusy)
+      pendingAfterBusy = undefined
+    }
+    const bound = params.map(toSql)
+    if (!reader) {
+      try {
+        return { columns, values: [], changes: statement.run(bound).changes }
+      } catch (error) {
+        if (isBusy(error)) pendingAfterBusy = { statement, params: bound }
+        throw error
+      }
+    }
+    // The driver makes fresh arrays: their values are converted in place.
+    const values = statement.all(bound) as Array<Array<unknown>>
+    for (const row of values) {
+      for (let index = 0; index < row.length; index++) row[index] = read(row[index])
+    }
+    return { columns, values, changes: 0 }
   }
   return {
-    run: (sql: string, params: ReadonlyArray<unknown>): Outcome => {
-      if (pendingAfterBusy !== undefined && !database.inTransaction) {
-        resetAfterBusy(database, pendingAfterBusy)
-        pendingAfterBusy = undefined
-      }
-      const { columns, reader, statement } = prepare(sql)
-      const bound = params.map(toSql)
-      if (!reader) {
-        try {
-          return { columns, values: [], changes: statement.run(bound).changes }
-        } catch (error) {
-          if (isBusy(error)) pendingAfterBusy = { statement, params: bound }
-          throw error
-        }
-      }
-      // The driver makes fresh arrays: their values are converted in place.
-      const values = statement.all(bound) as Array<Array<unknown>>
-      for (const row of values) {
-        for (let index = 0; index < row.length; index++) row[index] = read(row[index])
-      }
-      return { columns, values, changes: 0 }
-    },
+    run: (sql: string, params: ReadonlyArray<unknown>): Outcome => runOn(prepareKept(sql), params),
+    runUnprepared: (sql: string, params: ReadonlyArray<unknown>): Outcome => runOn(prepareOn(database, sql), params),
     clear: () => kept.clear()
   }
 }
@@ -168,13 +179,17 @@ const failure = (message: string) => (cause: unknown) => new SqlError.SqlError({
 const connectionOver = (statements: ReturnType<typeof statementsOf>): SqlConnection.Connection => {
   const run = <A>(sql: string, params: ReadonlyArray<unknown>, f: (outcome: Outcome) => A) =>
     Effect.try({ try: () => f(statements.run(sql, params)), catch: failure("Failed to execute statement") })
-  const execute: SqlConnection.Connection["execute"] = (sql, params, transformRows) =>
-    run(sql, params, transformRows === undefined ? objectsOf : (outcome) => transformRows(objectsOf(outcome)))
+  const rowsOf = (transformRows: ((rows: ReadonlyArray<any>) => ReadonlyArray<any>) | undefined) =>
+    transformRows === undefined ? objectsOf : (outcome: Outcome) => transformRows(objectsOf(outcome))
   return {
-    execute,
+    execute: (sql, params, transformRows) => run(sql, params, rowsOf(transformRows)),
     executeRaw: (sql, params) => run(sql, params, (outcome) => ({ rows: objectsOf(outcome), rowsAffected: outcome.changes })),
     executeValues: (sql, params) => run(sql, params, (outcome) => outcome.values),
-    executeUnprepared: execute,
+    executeUnprepared: (sql, params, transformRows) =>
+      Effect.try({
+        try: () => rowsOf(transformRows)(statements.runUnprepared(sql, params)),
+        catch: failure("Failed to execute statement")
+      }),
     executeStream: () => Stream.dieMessage("executeStream is not supported by the SQLite state store")
   }
 }
