@@ -2,7 +2,8 @@
  * Where durable workflows run: the workflow engine of `@effect/cluster` (`ClusterWorkflowEngine`) with its messages,
  * replies and shard locks in SQL, and boxkit's ownership ledger (Ledger.ts) in the same database.
  *
- * - {@link layerSqlite}: one machine, one process: `SingleRunner` over a SQLite file (libsql) in a data directory.
+ * - {@link layerSqlite}: one machine, one process: `SingleRunner`'s layers over a SQLite file (libsql) in a data
+ *   directory, reads of unprocessed messages batched (StorageReadWindow.ts).
  * - {@link layerPostgres}: a runner on PostgreSQL that joins the other runners on the same database (socket runners
  *   that send each other the messages of the shards they hold); when a runner dies, its shard locks expire and the
  *   others take over its workflows.
@@ -16,10 +17,11 @@
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import type { MessageStorage } from "@effect/cluster/MessageStorage"
-import type { Runners } from "@effect/cluster/Runners"
-import { Sharding } from "@effect/cluster/Sharding"
-import type { ShardingConfig } from "@effect/cluster/ShardingConfig"
-import * as SingleRunner from "@effect/cluster/SingleRunner"
+import * as Runners from "@effect/cluster/Runners"
+import * as Sharding from "@effect/cluster/Sharding"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as RunnerHealth from "@effect/cluster/RunnerHealth"
+import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { SocketServerError } from "@effect/platform/SocketServer"
@@ -30,6 +32,7 @@ import { createServer } from "node:net"
 import { join, resolve } from "node:path"
 import * as SqlDriver from "../Sql/SqlDriver.js"
 import * as Ledger from "./Ledger.js"
+import * as StorageReadWindow from "./StorageReadWindow.js"
 
 /**
  * What a runner provides: the workflow engine, the cluster's sharding and message storage, the SQL client and the
@@ -38,7 +41,7 @@ import * as Ledger from "./Ledger.js"
  * @since 0.1.0
  * @category Models
  */
-export type RunnerServices = WorkflowEngine | Sharding | MessageStorage | SqlClient.SqlClient | Ledger.Ledger
+export type RunnerServices = WorkflowEngine | Sharding.Sharding | MessageStorage | SqlClient.SqlClient | Ledger.Ledger
 
 /** The file of the workflow database in a data directory. @since 0.1.0 @category Constants */
 export const sqliteFileName = "workflows.db"
@@ -56,8 +59,9 @@ export const defaultMessagePollInterval = Duration.seconds(1)
 const engineAndLedger = Layer.merge(ClusterWorkflowEngine.layer, Ledger.layer)
 
 /**
- * One runner on one machine: `SingleRunner` with SQL runner storage over SQLite at `directory/workflows.db` (the
- * directory is created if missing). `shardingConfig` overrides the cluster's settings (default: messages polled every
+ * One runner on one machine: `SingleRunner`'s layers with SQL runner storage over SQLite at `directory/workflows.db`
+ * (the directory is created if missing), the message storage's reads of unprocessed messages batched over
+ * `StorageReadWindow.defaultWindow`. `shardingConfig` overrides the cluster's settings (default: messages polled every
  * second; messages between entities of this process are not serialized, `simulateRemoteSerialization: false`: it
  * cost about a third of the CPU of `boxkit orchestrate`). Fails with `SqlDriverError` when libsql is not installed or the file cannot be opened, or with the SQL or
  * configuration error of the engine's start.
@@ -67,21 +71,24 @@ const engineAndLedger = Layer.merge(ClusterWorkflowEngine.layer, Ledger.layer)
  */
 export const layerSqlite = (
   directory: string,
-  options: { readonly shardingConfig?: Partial<ShardingConfig["Type"]> | undefined } = {}
+  options: { readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined } = {}
 ) =>
   Layer.unwrapEffect(Effect.gen(function*() {
     yield* Effect.try({
       try: () => mkdirSync(resolve(directory), { recursive: true, mode: 0o700 }),
       catch: (error) => new SqlDriver.SqlDriverError({ message: `cannot create ${directory}: ${SqlDriver.messageOf(error)}` })
     })
-    const runner = SingleRunner.layer({
-      runnerStorage: "sql",
-      shardingConfig: {
+    // SingleRunner.layer's composition, with the message storage's reads batched (StorageReadWindow.ts).
+    const runner = Sharding.layer.pipe(
+      Layer.provideMerge(Runners.layerNoop),
+      Layer.provideMerge(StorageReadWindow.layerSql()),
+      Layer.provide([Layer.orDie(SqlRunnerStorage.layer), RunnerHealth.layerNoop]),
+      Layer.provide(ShardingConfig.layerFromEnv({
         entityMessagePollInterval: defaultMessagePollInterval,
         simulateRemoteSerialization: false,
         ...options.shardingConfig
-      }
-    })
+      }))
+    )
     return engineAndLedger.pipe(
       Layer.provideMerge(runner),
       Layer.provideMerge(SqlDriver.layerSqliteFile(join(resolve(directory), sqliteFileName), { intMode: "bigint" }))
@@ -149,7 +156,7 @@ export const stallThreshold = Duration.seconds(15)
  */
 export const layerStallWatchdog = Layer.scopedDiscard(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const sharding = yield* Sharding
+  const sharding = yield* Sharding.Sharding
   const seconds = Math.ceil(Duration.toSeconds(stallThreshold))
   const release = Effect.gen(function*() {
     const released = yield* sql`UPDATE cluster_messages SET last_read = NULL
@@ -204,10 +211,10 @@ export const layerPostgres = (
   options: {
     readonly runnerAddress?: { readonly host: string; readonly port: number } | undefined
     readonly maxConnections?: number | undefined
-    readonly shardingConfig?: Partial<ShardingConfig["Type"]> | undefined
+    readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
   } = {}
 ): Layer.Layer<
-  RunnerServices | Runners,
+  RunnerServices | Runners.Runners,
   ConfigError.ConfigError | SqlError | SqlDriver.SqlDriverError | SocketServerError
 > =>
   Layer.unwrapEffect(Effect.gen(function*() {
