@@ -30,7 +30,7 @@ import { Logs, Responses } from "../state/Repositories.js"
 import { Transactions } from "../state/Transactions.js"
 import { StoreError } from "../state/StoreError.js"
 import * as StoreOutage from "../state/StoreOutage.js"
-import { initialObject, type Prepared, responseWith } from "./ResponseRequest.js"
+import { initialObject, type Prepared } from "./ResponseRequest.js"
 import * as ResponseSession from "./ResponseSession.js"
 import * as Completion from "./Completion.js"
 import * as Retention from "./Retention.js"
@@ -258,7 +258,7 @@ const runBackgroundJob = (services: EngineServices, job: BackgroundJob) =>
   Effect.gen(function*() {
     const wait = job.notBeforeMillis - (yield* Clock.currentTimeMillis)
     if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
-    const inProgress = responseWith(job.queued, { status: "in_progress" })
+    const inProgress = new ModelResponse.ModelResponse({ ...job.queued, status: "in_progress" }, true)
     yield* services.responses.update(job.queued.id, (record) => ({ ...record, object: inProgress }))
     yield* runDirect(services, job.orgId, "background", job.prepared, inProgress)
     yield* services.durableWork.finishJob(job.queued.id)
@@ -276,7 +276,7 @@ const takeOverJob = (services: EngineServices, stored: StoredJob) =>
     if (Option.isNone(record) || ModelResponse.isFinished(record.value.object.status)) {
       return yield* services.durableWork.finishJob(stored.responseId)
     }
-    const queued = responseWith(record.value.object, { status: "queued" })
+    const queued = new ModelResponse.ModelResponse({ ...record.value.object, status: "queued" }, true)
     const prepared = { ...stored.prepared, webhookToken: record.value.webhookToken }
     countJob(services.inFlight, stored.orgId, 1)
     yield* Queue.offer(services.jobs, { orgId: stored.orgId, prepared, queued, notBeforeMillis: stored.notBeforeMillis })

@@ -178,28 +178,6 @@ export const prepare = (
   })
 
 /**
- * A Model response object of `fields` (every field of the schema given, as the engine builds them), the same instance
- * `new ModelResponse(fields, true)` makes (its prototype, its own fields in the same order) without the class
- * constructor's two copies of the fields and its look-up of defaults: the engine makes three or four of these per
- * response. `metadata` and `output` (the fields with defaults) default as the schema's do.
- */
-export const makeResponse = (fields: ResponseFields): ModelResponse.ModelResponse => {
-  const response = Object.assign(Object.create(ModelResponse.ModelResponse.prototype), fields)
-  if (response.metadata === undefined) response.metadata = {}
-  if (response.output === undefined) response.output = []
-  return response
-}
-
-/** The fields of a Model response object (its constructor's argument). */
-export type ResponseFields = ConstructorParameters<typeof ModelResponse.ModelResponse>[0]
-
-/** `base` with `changes` over its fields, as a new Model response object ({@link makeResponse}). */
-export const responseWith = (
-  base: ModelResponse.ModelResponse,
-  changes: Partial<ResponseFields>
-): ModelResponse.ModelResponse => makeResponse({ ...base, ...changes })
-
-/**
  * The object a new response starts as (`status` queued or in_progress): the request's fields with the API's defaults,
  * its metadata without `webhook_token`, no output and no usage yet.
  */
@@ -215,7 +193,7 @@ export const initialObject = (
   const metadata: Record<string, string> = typeof given.completion_webhook === "string"
     ? { ...given, completion_webhook: redactUserinfo(given.completion_webhook) }
     : given
-  return makeResponse({
+  return new ModelResponse.ModelResponse({
     id,
     object: "response",
     created_at: createdAt,
@@ -242,7 +220,7 @@ export const initialObject = (
     tools: request.tools ?? [],
     truncation: request.truncation ?? "disabled",
     user: request.user ?? null
-  })
+  }, true)
 }
 
 /**

@@ -20,7 +20,7 @@ import {
   tokenize
 } from "./LanguageModel.js"
 import type { PromptCache } from "./PromptCache.js"
-import { type Prepared, responseWith, usageOf } from "./ResponseRequest.js"
+import { type Prepared, usageOf } from "./ResponseRequest.js"
 import * as StoreOutage from "../state/StoreOutage.js"
 
 /** One Responses streaming event (`ModelResponse.StreamEvent`). */
@@ -249,7 +249,8 @@ const finishedObject = (
   status: "completed" | "incomplete"
 ) => {
   const counted = usageOf(promptCache, orgId, prepared, output.used, output.reasoningTokens)
-  return responseWith(base, {
+  return new ModelResponse.ModelResponse({
+    ...base,
     status,
     usage: counted.usage,
     metadata: {
@@ -259,7 +260,7 @@ const finishedObject = (
     },
     output: output.items,
     incomplete_details: output.truncated ? { reason: "max_output_tokens" } : null
-  })
+  }, true)
 }
 
 /**
@@ -330,11 +331,12 @@ export const make = ({ finish, model, promptCache }: SessionServices) =>
     /** The model failed: stores the `failed` object (with the output so far) and logs why. */
     fail: (error: LanguageModelError) =>
       Effect.suspend(() => {
-        const final = responseWith(base, {
+        const final = new ModelResponse.ModelResponse({
+          ...base,
           status: "failed",
           output: output.items.filter((item) => item !== null),
           error: { code: error.code ?? "server_error", message: error.message }
-        })
+        }, true)
         return settle(final).pipe(Effect.zipRight(logModelFailure(base.id, error)), Effect.as(final))
       }),
     /**
@@ -345,7 +347,7 @@ export const make = ({ finish, model, promptCache }: SessionServices) =>
       finished
         ? Effect.void
         : Effect.catchAll(
-          finish(mode, base, responseWith(base, { status: "cancelled" })),
+          finish(mode, base, new ModelResponse.ModelResponse({ ...base, status: "cancelled" }, true)),
           StoreOutage.logStoreFailure("storing a cancelled response")
         )
     ),
