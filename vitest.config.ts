@@ -8,17 +8,18 @@ import { BaseSequencer, type TestSpecification } from "vitest/node"
 const needFreshModules = ["test/server/TokenizerLoading.test.ts"]
 
 /**
- * The longest test files, longest first (seconds of a fresh-clone `npm test` on 2 cores): each starts as soon as a
- * worker is free, so that none of them is left to run alone at the end of the run while the other worker is idle.
- * Vitest orders files by the durations of its last run where it has them, else by size, which put these small files
- * last in a fresh clone. Consumer first: it packs the checkout (test/support/PackedPackage.ts), which Declarations
- * then finds done instead of waiting for it.
+ * The longest test files, about longest first: each starts as soon as a worker is free, so that none of them is left
+ * to run alone at the end of the run while the other worker is idle. Vitest orders files by the durations of its last
+ * run where it has them, else by size, which put these small files last in a fresh clone. Consumer first: it packs the
+ * checkout (test/support/PackedPackage.ts), which Declarations then finds done instead of waiting for it.
+ * PostgresCrash, whose survivors must take over within a bound, comes after the two that only compute (TypeDoc, tsc),
+ * so that it does not run beside the pack's build, the heaviest minute of the run.
  */
 const longestFirst = [
   "test/package/Consumer.test.ts",
-  "test/durability/PostgresCrash.test.ts",
   "test/package/Docs.test.ts",
   "test/server/FastPathRemovable.test.ts",
+  "test/durability/PostgresCrash.test.ts",
   "test/package/Declarations.test.ts",
   "test/responses/Webhooks.test.ts",
   "test/conformance/OneAnswer.test.ts",
