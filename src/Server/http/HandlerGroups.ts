@@ -2,7 +2,7 @@
  * How the contract's handler groups are built: {@link group} is `HttpApiBuilder.group` (same signature, same layer,
  * the routes registered with `HttpApiBuilder.Router` as usual) that also records the group's handlers and services
  * in a {@link Registry} when one is in context, so that a serving path can compile its own routes from them
- * (src/Server/http/fast/ContractRoutes.ts does); without a registry it is exactly `HttpApiBuilder.group`.
+ * (src/Server/http/fast/ContractRoutes.ts does).
  * {@link encodeOnce} marks an answer a handler returns again and again unchanged, so that a serving path may encode
  * it once ({@link isEncodedOnce}). The handlers `HttpApiBuilder` serves (the stock path) answer a value of a JSON
  * success schema as the response `HttpApiBuilder` would encode from it, with the schema's status and content type
@@ -57,7 +57,8 @@ export class Registry extends Context.Tag("boxkit/server/HandlerGroups/Registry"
 
 /**
  * `HttpApiBuilder.group`, recording the group's handlers and services in the {@link Registry} when one is in
- * context (else exactly `HttpApiBuilder.group`). Same parameters, layer and errors as `HttpApiBuilder.group`, but a
+ * context, with each handler's value answered as `HttpApiBuilder` would answer it (module header). Same parameters,
+ * layer and errors as `HttpApiBuilder.group`, but a
  * handler may also fail with the state store's `StoreError` (state/StoreError.ts), which is not part of the contract:
  * both serving paths answer it with the error envelope (ErrorResponse.fromCause: 503 or 500 `server_error`).
  *
