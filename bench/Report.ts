@@ -429,8 +429,8 @@ const webhookSection = (results: WebhookResults): string =>
     "",
     `${fmt(results.responses)} background responses (\`POST /v1/responses\`, \`background: true\`, ` +
     "`metadata.completion_webhook` and `metadata.webhook_token`) submitted at concurrency " +
-    `${results.concurrency} to \`boxkit serve\`; completions received in the bench process by the toolkit's ` +
-    "receiver as `WebhookReceiver.layer` serves it (`makeNodeListener` on a Node server). Time is from the first submission to the last response's first hand-over to the handler. Baseline: " +
+    `${results.concurrency} to \`boxkit serve\`; completions received by \`WebhookReceiver.makeHttpApp\` in the bench ` +
+    "process. Time is from the first submission to the last response's first hand-over to the handler. Baseline: " +
     `the same number of POSTs of a ${fmt(results.baselineBodyBytes)}-byte completion body from raw \`undici.request\` ` +
     "to a raw node:http receiver, same concurrency. CPU: user + system time (`/proc`) from the first submission until " +
     "the wait ended, per webhook delivered; the service and the bench process share the cores, and the slower of " +

@@ -1,11 +1,10 @@
 /**
  * Section 3, webhook fan-out: N background responses (`POST /v1/responses` with `background: true`,
  * `metadata.completion_webhook` and `metadata.webhook_token`) submitted at bounded concurrency to a `boxkit serve`
- * child process; the completions arrive at the toolkit's receiver in this process, served as `WebhookReceiver.layer`
- * serves it (`WebhookReceiver.makeNodeListener` on a Node server, no request span). Measured: the time from the
- * first submission until the last response's first hand-over to the handler, deliveries lost (accepted ids not handed
- * over when the wait ended), and duplicates handed to the handler after the receiver's de-duplication (must be 0);
- * also every POST that reached the receiver (duplicates before de-duplication). The
+ * child process; the completions arrive at a receiver built with `WebhookReceiver.makeHttpApp` in this process.
+ * Measured: the time from the first submission until the last response's first hand-over to the handler, deliveries
+ * lost (accepted ids not handed over when the wait ended), and duplicates handed to the handler after the receiver's
+ * de-duplication (must be 0); also every POST that reached the receiver (duplicates before de-duplication). The
  * section has a time cap (`webhookMaxSeconds`): no submission starts after three quarters of it (those unanswered
  * then are aborted), and the wait ends with it.
  *
@@ -23,10 +22,12 @@
  *
  * @since 0.1.0
  */
-import { Console, Effect, Redacted, Schema } from "effect"
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Console, Effect, Layer, Redacted, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { setMaxListeners } from "node:events"
-import { createServer, type Server } from "node:http"
+import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { performance } from "node:perf_hooks"
 import { Agent, request } from "undici"
@@ -145,9 +146,8 @@ export const run = Effect.fn("Webhooks.run")(function*(settings: BenchSettings) 
   let received = 0
   let sample: ModelResponse | undefined
 
-  // The receiver of the toolkit as `WebhookReceiver.layer` serves it (its Node listener, no request span), wrapped to
-  // count every POST that reaches it (before de-duplication).
-  const listener = yield* WebhookReceiver.makeNodeListener({
+  // The receiver of the toolkit, wrapped to count every POST that reaches it (before de-duplication).
+  const app = yield* WebhookReceiver.makeHttpApp({
     token: Redacted.make(token),
     handler: (response) =>
       Effect.sync(() => {
@@ -156,21 +156,18 @@ export const run = Effect.fn("Webhooks.run")(function*(settings: BenchSettings) 
         sample ??= response
       })
   })
-  const receiver = yield* Effect.acquireRelease(
-    Effect.async<Server>((resume) => {
-      const server = createServer((request, response) => {
-        received++
-        listener(request, response)
-      })
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+  const counted = Effect.zipRight(
+    Effect.sync(() => {
+      received++
     }),
-    (server) =>
-      Effect.async<void>((resume) => {
-        server.close(() => resume(Effect.void))
-        server.closeAllConnections()
-      })
+    app
   )
-  const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`
+  const receiverContext = yield* Layer.build(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
+  // Served as `WebhookReceiver.layer` serves it (no span per request unless asked for).
+  yield* WebhookReceiver.serve(counted).pipe(Effect.provide(receiverContext))
+  const webhookUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(`${address}/webhooks`)).pipe(
+    Effect.provide(receiverContext)
+  )
 
   const server = yield* Child.spawnServer({ label: "boxkit serve", args: Scenarios.serviceArgs() })
   const agent = yield* Effect.acquireRelease(Effect.sync(() => new Agent()), (agent) => Effect.promise(() => agent.close()))

@@ -15,15 +15,13 @@ import {
   HttpIncomingMessage,
   HttpMiddleware,
   HttpServer,
-  HttpServerError,
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Clock, Context, Duration, Effect, FiberId, Layer, Option, Queue, Redacted, Runtime, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Queue, Redacted, Stream } from "effect"
 import { timingSafeEqual } from "node:crypto"
-import { createServer, IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import { createServer, IncomingMessage } from "node:http"
 import type { ModelResponse } from "../Domain/ModelResponse.js"
 import { decodeModelResponse } from "./WebhookBody.js"
 
@@ -141,167 +139,44 @@ const bodyJson = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<u
     }))
 }
 
-/** What a receiver answers a request: one of its fixed answers. */
-type Outcome =
-  | "methodNotAllowed"
-  | "badToken"
-  | "notAResponse"
-  | "duplicate"
-  | "busy"
-  | "received"
-  | "handlerFailed"
-  | "broken"
-
-/** Each answer: its status and JSON body (none: an empty body). */
-const answerTable: Record<Outcome, { readonly status: number; readonly json?: unknown }> = {
-  methodNotAllowed: { status: 405 },
-  badToken: { status: 401, json: { error: "invalid webhook token" } },
-  notAResponse: { status: 400, json: { error: "the body is not a model response" } },
-  duplicate: { status: 200, json: { received: true, duplicate: true } },
-  busy: { status: 409, json: { error: "this response is being handled; retry later" } },
-  received: { status: 200, json: { received: true, duplicate: false } },
-  handlerFailed: { status: 500, json: { error: "the handler failed; deliver again" } },
-  broken: { status: 500 }
-}
-
-const outcomes = Object.keys(answerTable) as ReadonlyArray<Outcome>
-
 // The fixed answers, made once (a response is an immutable value).
-const answers = Object.fromEntries(outcomes.map((outcome) => {
-  const { json, status } = answerTable[outcome]
-  return [outcome, json === undefined ? HttpServerResponse.empty({ status }) : HttpServerResponse.unsafeJson(json, { status })]
-})) as Record<Outcome, HttpServerResponse.HttpServerResponse>
-
-/** The same answers as Node writes them: status, headers and body bytes, made once. */
-const nodeAnswers = Object.fromEntries(outcomes.map((outcome) => {
-  const { json, status } = answerTable[outcome]
-  const body = json === undefined ? undefined : Buffer.from(JSON.stringify(json), "utf8")
-  // An empty answer has no headers of its own, as Effect's Node server writes one.
-  const headers: Record<string, string | number> = body === undefined
-    ? {}
-    : { "content-type": "application/json", "content-length": body.byteLength }
-  return [outcome, { status, headers, body }]
-})) as Record<Outcome, { readonly status: number; readonly headers: Record<string, string | number>; readonly body?: Buffer }>
-
-/**
- * The part of a receiver after the request's method, token and body are checked: the body decoded as a Model
- * response (400 otherwise), de-duplicated by id (the store, then the ids being handled now: 409), handed to the
- * handler, remembered once the handler succeeded. Never fails: a defect is the `broken` answer.
- */
-const makeReceive = <E, R>(options: ReceiverOptions<E, R>) =>
-  Effect.map(options.store === undefined ? memoryStore() : Effect.succeed(options.store), (store) => {
-    const handling = new Set<string>()
-    return (json: unknown): Effect.Effect<Outcome, never, R> =>
-      Effect.suspend((): Effect.Effect<Outcome, unknown, R> => {
-        const body = decodeModelResponse(json)
-        if (body._tag === "Left") return Effect.succeed("notAResponse")
-        const response = body.right
-        return Effect.flatMap(store.seen(response.id), (seen): Effect.Effect<Outcome, never, R> => {
-          if (seen) return Effect.succeed("duplicate")
-          if (handling.has(response.id)) return Effect.succeed("busy")
-          handling.add(response.id)
-          return options.handler(response).pipe(
-            Effect.zipRight(store.remember(response.id)),
-            Effect.match({ onFailure: (): Outcome => "handlerFailed", onSuccess: (): Outcome => "received" }),
-            Effect.ensuring(Effect.sync(() => handling.delete(response.id)))
-          )
-        })
-      }).pipe(Effect.catchAllCause(() => Effect.succeed<Outcome>("broken")))
-  })
+const answers = {
+  methodNotAllowed: HttpServerResponse.empty({ status: 405 }),
+  badToken: HttpServerResponse.unsafeJson({ error: "invalid webhook token" }, { status: 401 }),
+  notAResponse: HttpServerResponse.unsafeJson({ error: "the body is not a model response" }, { status: 400 }),
+  duplicate: HttpServerResponse.unsafeJson({ received: true, duplicate: true }),
+  busy: HttpServerResponse.unsafeJson({ error: "this response is being handled; retry later" }, { status: 409 }),
+  received: HttpServerResponse.unsafeJson({ received: true, duplicate: false }),
+  handlerFailed: HttpServerResponse.unsafeJson({ error: "the handler failed; deliver again" }, { status: 500 }),
+  broken: HttpServerResponse.empty({ status: 500 })
+}
 
 /** The receiver as an `HttpApp` to mount in your own server (any path). @since 0.1.0 @category Constructors */
 export const makeHttpApp = <E, R>(
   options: ReceiverOptions<E, R>
 ): Effect.Effect<HttpApp.Default<never, R | HttpServerRequest.HttpServerRequest>> =>
-  Effect.map(makeReceive(options), (receive) => {
+  Effect.gen(function*() {
+    const store = options.store ?? (yield* memoryStore())
+    const handling = new Set<string>()
     const wanted = options.token === undefined ? undefined : Buffer.from(Redacted.value(options.token))
     return Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       if (request.method !== "POST") return answers.methodNotAllowed
       if (wanted !== undefined && !bytesMatch(request.headers.authorization, wanted)) return answers.badToken
       const json = yield* Effect.either(bodyJson(request))
-      if (json._tag === "Left") return answers.notAResponse
-      return answers[yield* receive(json.right)]
+      const body = json._tag === "Right" ? decodeModelResponse(json.right) : json
+      if (body._tag === "Left") return answers.notAResponse
+      const response = body.right
+      if (yield* store.seen(response.id)) return answers.duplicate
+      if (handling.has(response.id)) return answers.busy
+      handling.add(response.id)
+      const outcome = yield* options.handler(response).pipe(
+        Effect.zipRight(store.remember(response.id)),
+        Effect.either,
+        Effect.ensuring(Effect.sync(() => handling.delete(response.id)))
+      )
+      return outcome._tag === "Right" ? answers.received : answers.handlerFailed
     }).pipe(Effect.catchAllCause(() => Effect.succeed(answers.broken)))
-  })
-
-/** The bytes the Node server of {@link layer} reads of a body at most, unless `MaxBodySize` says: 10 MiB, as Effect's. */
-const defaultMaxBodyBytes = 10 * 1024 * 1024
-
-/** Writes `outcome`'s answer to `response` (unless its connection is gone). */
-const writeAnswer = (response: ServerResponse, outcome: Outcome): void => {
-  if (response.writableEnded || response.destroyed) return
-  const answer = nodeAnswers[outcome]
-  response.writeHead(answer.status, answer.headers)
-  response.end(answer.body)
-}
-
-/**
- * Reads `source`'s body whole, at most `limit` bytes (past them the request is destroyed and `then` is not called),
- * then calls `then` with its JSON value (null when empty), or `undefined` when it is not JSON or the read failed.
- */
-const readJson = (source: IncomingMessage, limit: number, then: (json: { readonly value: unknown } | undefined) => void) => {
-  const chunks: Array<Buffer> = []
-  let bytes = 0
-  let done = false
-  const finish = (json: { readonly value: unknown } | undefined) => {
-    if (done) return
-    done = true
-    then(json)
-  }
-  source.on("data", (chunk: Buffer) => {
-    bytes += chunk.byteLength
-    if (bytes <= limit) return void chunks.push(chunk)
-    source.destroy()
-  })
-  source.on("end", () => {
-    if (bytes > limit) return
-    const text = Buffer.concat(chunks).toString("utf8")
-    let value: unknown
-    try {
-      value = text === "" ? null : JSON.parse(text)
-    } catch {
-      return finish(undefined)
-    }
-    finish({ value })
-  })
-  source.on("error", () => finish(undefined))
-}
-
-/**
- * The receiver as a Node `request` listener: the same checks and answers as {@link makeHttpApp}, with no platform
- * request around each one (one fiber per request, for the store and the handler, in the runtime this is made in; it
- * is interrupted when the sender goes away first). A body past `HttpIncomingMessage.MaxBodySize` (from the context;
- * default 10 MiB, as Effect's Node server) is not read further and its connection is closed. {@link layer} serves it;
- * use it to mount the receiver on a Node server of your own.
- *
- * @since 0.1.0
- * @category Constructors
- */
-export const makeNodeListener = <E, R>(
-  options: ReceiverOptions<E, R>
-): Effect.Effect<(request: IncomingMessage, response: ServerResponse) => void, never, R> =>
-  Effect.gen(function*() {
-    const receive = yield* makeReceive(options)
-    const runtime = yield* Effect.runtime<R>()
-    const run = Runtime.runFork(runtime)
-    const maxBodySize = Context.get(runtime.context, HttpIncomingMessage.MaxBodySize)
-    const limit = Option.isSome(maxBodySize) ? Number(maxBodySize.value) > 0 ? Number(maxBodySize.value) : Infinity : defaultMaxBodyBytes
-    const wanted = options.token === undefined ? undefined : Buffer.from(Redacted.value(options.token))
-    return (request, response) => {
-      if (request.method !== "POST" || (wanted !== undefined && !bytesMatch(request.headers.authorization, wanted))) {
-        request.resume()
-        return writeAnswer(response, request.method !== "POST" ? "methodNotAllowed" : "badToken")
-      }
-      readJson(request, limit, (json) => {
-        if (json === undefined) return writeAnswer(response, "notAResponse")
-        const fiber = run(receive(json.value))
-        fiber.addObserver((exit) => writeAnswer(response, exit._tag === "Success" ? exit.value : "broken"))
-        response.on("close", () => {
-          if (!response.writableEnded) fiber.unsafeInterruptAsFork(FiberId.none)
-        })
-      })
-    }
   })
 
 /**
@@ -341,54 +216,20 @@ export class WebhookReceiverUrl extends Context.Tag("boxkit/WebhookReceiverUrl")
 /**
  * A receiver served on its own HTTP server ({@link ServeOptions}: `host` default 127.0.0.1, `port` default 0 = a free
  * port, no request spans by default). Its URL (ending in `/webhooks`; any path is accepted) is provided as
- * {@link WebhookReceiverUrl}. Without request spans it is a plain Node server with {@link makeNodeListener}; with them
- * (`requestSpans: true`) Effect's Node server runs {@link makeHttpApp}, which makes the span. Fails with
- * `ServeError` when it cannot listen.
+ * {@link WebhookReceiverUrl}.
  *
  * @since 0.1.0
  * @category Layers
  */
 export const layer = <E, R>(options: ReceiverOptions<E, R> & ServeOptions) =>
-  options.requestSpans === true
-    ? Layer.scoped(
-      WebhookReceiverUrl,
-      Effect.gen(function*() {
-        const app = yield* makeHttpApp(options)
-        yield* serve(app, options)
-        return yield* HttpServer.addressFormattedWith((address) => Effect.succeed(`${address}/webhooks`))
-      })
-    ).pipe(Layer.provide(NodeHttpServer.layer(createServer, { host: options.host ?? "127.0.0.1", port: options.port ?? 0 })))
-    : Layer.scoped(
-      WebhookReceiverUrl,
-      Effect.flatMap(makeNodeListener(options), (listener) => listen(listener, options.host ?? "127.0.0.1", options.port ?? 0))
-    )
-
-/**
- * A Node server of `listener` on `host` and `port` until the scope closes (then it stops accepting, its idle
- * connections are closed and it waits for the others); its URL as Effect's Node server formats it, with `/webhooks`.
- */
-const listen = (listener: (request: IncomingMessage, response: ServerResponse) => void, host: string, port: number) =>
-  Effect.gen(function*() {
-    const server = yield* Effect.acquireRelease(
-      Effect.sync(() => createServer(listener)),
-      (server) =>
-        Effect.async<void>((resume) => {
-          if (!server.listening) return resume(Effect.void)
-          server.close(() => resume(Effect.void))
-          server.closeIdleConnections()
-        })
-    )
-    yield* Effect.async<void, HttpServerError.ServeError>((resume) => {
-      const onError = (cause: Error) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
-      server.once("error", onError)
-      server.listen({ host, port }, () => {
-        server.off("error", onError)
-        resume(Effect.void)
-      })
+  Layer.scoped(
+    WebhookReceiverUrl,
+    Effect.gen(function*() {
+      const app = yield* makeHttpApp(options)
+      yield* serve(app, options)
+      return yield* HttpServer.addressFormattedWith((address) => Effect.succeed(`${address}/webhooks`))
     })
-    const address = server.address() as AddressInfo
-    return `http://${address.address === "::" ? "0.0.0.0" : address.address}:${address.port}/webhooks`
-  })
+  ).pipe(Layer.provide(NodeHttpServer.layer(createServer, { host: options.host ?? "127.0.0.1", port: options.port ?? 0 })))
 
 /**
  * The completions of a receiver as a `Stream`: each completion is offered to the stream once; the webhook is

@@ -1,8 +1,7 @@
 /**
  * The client toolkit's completion-webhook receiver on its own: Bearer check (401), Model response decoding (400),
  * de-duplication by response id with a pluggable store, 2xx only after the handler accepted, 409 while the same id is
- * being handled, the Stream variant, the in-memory store's expiry (TestClock), no request span unless asked for, and
- * the Node listener that `layer` serves answering every case as the HttpApp does.
+ * being handled, the Stream variant, the in-memory store's expiry (TestClock), and no request span unless asked for.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { HttpIncomingMessage, HttpServer } from "@effect/platform"
@@ -182,62 +181,6 @@ describe("WebhookReceiver", () => {
       }
       const got = yield* Stream.runCollect(Stream.take(completions, 3))
       expect(Chunk.toArray(got).map((response) => response.id)).toEqual(["resp_a", "resp_b", "resp_c"])
-    })))
-
-  it.live("the Node listener (what layer serves) answers every case with the status, headers and body of the HttpApp", () =>
-    Effect.scoped(Effect.gen(function*() {
-      // One receiver of each kind, whose handler fails for ids starting with resp_fail and waits at a gate for resp_slow.
-      const gate = yield* Deferred.make<void>()
-      const handler = (response: { readonly id: string }) =>
-        response.id.startsWith("resp_fail") ? Effect.fail("down") : response.id.startsWith("resp_slow") ? Deferred.await(gate) : Effect.void
-      const options = { token: Redacted.make("whk_t"), handler }
-      const app = yield* WebhookReceiver.makeHttpApp(options)
-      const context = yield* Layer.build(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
-      yield* WebhookReceiver.serve(app).pipe(Effect.provide(context))
-      const appUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(`${address}/webhooks`)).pipe(
-        Effect.provide(context)
-      )
-      const listener = yield* WebhookReceiver.makeNodeListener(options)
-      const server = createServer(listener)
-      yield* Effect.acquireRelease(
-        Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
-        () => Effect.sync(() => server.closeAllConnections())
-      )
-      const listenerUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/webhooks`
-      const exchange = (url: string, init: RequestInit) =>
-        Effect.promise(async () => {
-          const response = await fetch(url, init)
-          return {
-            status: response.status,
-            type: response.headers.get("content-type"),
-            length: response.headers.get("content-length"),
-            body: await response.text()
-          }
-        })
-      const both = (id: string, init: RequestInit) =>
-        Effect.all([exchange(appUrl, init), exchange(listenerUrl, init)], { concurrency: 2 }).pipe(
-          Effect.map(([fromApp, fromListener]) => ({ id, fromApp, fromListener }))
-        )
-      const bearer = { "content-type": "application/json", authorization: "Bearer whk_t" }
-      const cases = [
-        yield* both("wrong method", { method: "GET" }),
-        yield* both("no token", { method: "POST", headers: { "content-type": "application/json" }, body: completion("resp_1") }),
-        yield* both("not json", { method: "POST", headers: bearer, body: "not json" }),
-        yield* both("not a response", { method: "POST", headers: bearer, body: "{\"hello\": 1}" }),
-        yield* both("received", { method: "POST", headers: bearer, body: completion("resp_1") }),
-        yield* both("duplicate", { method: "POST", headers: bearer, body: completion("resp_1") }),
-        yield* both("handler failed", { method: "POST", headers: bearer, body: completion("resp_fail") })
-      ]
-      const slow = yield* Effect.fork(both("slow", { method: "POST", headers: bearer, body: completion("resp_slow") }))
-      // While the first delivery of resp_slow waits at the gate, a second one is told to retry (409) by each.
-      const busy = yield* both("busy", { method: "POST", headers: bearer, body: completion("resp_slow") }).pipe(
-        Effect.repeat({ until: (answers) => answers.fromApp.status === 409 && answers.fromListener.status === 409 }),
-        Effect.timeout("10 seconds")
-      )
-      yield* Deferred.succeed(gate, undefined)
-      cases.push(busy, yield* Fiber.join(slow))
-      for (const { fromApp, fromListener, id } of cases) expect({ id, ...fromListener }).toEqual({ id, ...fromApp })
-      expect(cases.map(({ fromListener }) => fromListener.status)).toEqual([405, 401, 400, 400, 200, 200, 500, 409, 200])
     })))
 
   it.effect("the in-memory store forgets ids after its ttl (default 2 hours)", () =>
