@@ -9,6 +9,8 @@
  * - the effects one request runs stay few: the caller's context is set in one step and set back in the pipeline's
  *   own finalizer, not in an `Effect.locally` of its own, and the contract's bearer reads the caller in one step
  *   (counted with a supervisor of every effect the service's fibers run);
+ * - an answer a handler registered with `HandlerGroups.encodeOnce` is encoded once, and a value that does not encode
+ *   gets the answer `HttpApiBuilder` gives it.
  * A small contract behind the real request pipeline; `/_local/*` answers with the keys of its context.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -33,13 +35,35 @@ import { LocalServiceConfig } from "../../src/Server/LocalServiceConfig.js"
 import { FaultInjection } from "../../src/Server/pipeline/FaultInjection.js"
 import * as Harness from "../support/Harness.js"
 
+/** How many times the success schema of `/v1/once` and `/v1/invalid` encoded a value. */
+const encoded = { count: 0 }
+/** A positive count, encoded as a string; counts its encodes. */
+const Counted = Schema.transform(Schema.String, Schema.Number.pipe(Schema.positive()), {
+  strict: true,
+  decode: Number,
+  encode: (value) => {
+    encoded.count++
+    return String(value)
+  }
+})
+
 class ProbeGroup extends HttpApiGroup.make("probe").add(
   HttpApiEndpoint.get("probe")`/probe`.addSuccess(Schema.Struct({ ok: Schema.Boolean }))
+).add(
+  HttpApiEndpoint.get("once")`/once`.addSuccess(Schema.Struct({ count: Counted }))
+).add(
+  HttpApiEndpoint.get("invalid")`/invalid`.addSuccess(Schema.Struct({ count: Counted }))
 ) {}
 class ProbeApi extends HttpApi.make("probe").add(ProbeGroup).middleware(Authorization).prefix("/v1") {}
 
+/** The answer of `/v1/once`: the same object every time, registered with `HandlerGroups.encodeOnce`. */
+const onceAnswer = HandlerGroups.encodeOnce({ count: 7 })
+
 const probeGroup = HandlerGroups.group(ProbeApi, "probe", (handlers) =>
-  handlers.handle("probe", () => Effect.succeed({ ok: true })))
+  handlers
+    .handle("probe", () => Effect.succeed({ ok: true }))
+    .handle("once", () => Effect.succeed(onceAnswer))
+    .handle("invalid", () => Effect.succeed({ count: -1 })))
 const probeApi = HttpApiBuilder.api(ProbeApi).pipe(Layer.provide([probeGroup, LocalService.authorizationLayer]))
 const services = LocalService.layerServices(Harness.seed).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
@@ -130,8 +154,23 @@ describe("the stock path per request", () => {
       const before = effectsRun.count
       for (let index = 0; index < answers; index++) yield* get("/v1/probe")
       // Each request's fiber and this test's fetch: about 245 a request with an Effect.locally for the caller, a
-      // finalizer of the pipeline and one of the app's and a bearer of several steps; about 210 without.
+      // finalizer of the pipeline and one of the app's, a bearer of several steps and HttpApiBuilder's encoding of the
+      // answer; about 200 without.
       expect((effectsRun.count - before) / answers).toBeLessThan(215)
     }).pipe(Effect.provide(stock(layer).pipe(Layer.provide(countingEffects))))
+  })
+
+  it.live("encodes an answer registered with encodeOnce once; a value that does not encode is answered as HttpApiBuilder does", () => {
+    const { layer } = countingFaults(false)
+    return Effect.gen(function*() {
+      encoded.count = 0
+      const answers = yield* Effect.all([get("/v1/once"), get("/v1/once"), get("/v1/once")])
+      expect(answers).toEqual(Array.from({ length: 3 }, () => ({ status: 200, body: { count: "7" } })))
+      expect(encoded.count).toBe(1)
+      // HttpApiBuilder fails to encode it (a decode error of the answer): the envelope's 400, as without the answer kept.
+      const invalid = yield* get("/v1/invalid")
+      expect(invalid.status).toBe(400)
+      expect((invalid.body as { error: { type: string } }).error.type).toBe("invalid_request_error")
+    }).pipe(Effect.provide(stock(layer)))
   })
 })

@@ -10,7 +10,8 @@
  * both) and the way back to Effect's own stack if the fast path is ever in doubt. What it adds per request is kept
  * small: the app runs in a context of the serving services only ({@link layerHttp}); the request with its body and the
  * caller become the fiber's context in one step, set back in the pipeline's own finalizer (no `Effect.locally` of its
- * own); and the fault injector runs only when a fault is configured. Answers are encoded by `HttpApiBuilder`.
+ * own); the fault injector runs only when a fault is configured; and the handlers answer `HttpApiBuilder` with the
+ * response it would encode (HandlerGroups.ts).
  *
  * Source: docs/decisions/0001-two-serving-paths.md (two serving paths, one behaviour).
  *
