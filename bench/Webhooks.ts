@@ -18,7 +18,8 @@
  * say more than the wall time: the slower of the two sets the pace.
  *
  * Source: BENCHMARKS.md section 3 (webhook fan-out) and its budget (10,000 webhooks delivered, none lost, in at most
- * 2.7x the baseline's time of the same run); spec "Events / Completion webhook" rules 1-5.
+ * 5.2x the baseline's time of the same run: docs/decisions/0008-webhook-budget.md); spec "Events / Completion webhook"
+ * rules 1-5.
  *
  * @since 0.1.0
  */
