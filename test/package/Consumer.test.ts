@@ -5,17 +5,21 @@
  * First the tarball alone, with the peers npm installs from its peer ranges: that project imports it from plain Node
  * ESM and runs the quickstart against the embedded service, `require`s it, bundles a client-only program with esbuild
  * (no local-service module may be inside), holds no build tool, fits the install budget, and the installed `boxkit`
- * command says which optional peers `--data-dir` needs.
+ * command says which optional peers `--data-dir` needs. These checks only read the project: they run at once.
  *
  * Then the README's own install lines in the same project ("the README", below; the package's name replaced by the
- * tarball): every TypeScript block of the README and the strict consumer fixtures (ESM and CommonJS) are type-checked
- * in one compiler run with `skipLibCheck: false` (each run checks the peers' declarations again, which is most of its
- * time), the README's programs, daemon, test files, commands and seed run against a `boxkit serve` of the installed
- * package, `boxkit serve --data-dir` keeps its state over a restart with the optional peers the README installed, and
- * last the command runs from a read-only install as a user who does not own its files.
+ * tarball), in order. Once the lines before the first PostgreSQL package have run (the project then has the workflow
+ * peers on SQLite and neither `@effect/sql-pg` nor `pg`), a hard-linked copy of the project is type-checked in one
+ * compiler run with `skipLibCheck: false` (each run checks the peers' declarations again, which is most of its
+ * time): every TypeScript block of the README, the strict consumer fixtures (ESM and CommonJS), a strict consumer of
+ * `boxkit/workflow` on SQLite and the example of boxkit/testing's documentation. So the SQLite consumer proves that
+ * the shipped declarations stand without the PostgreSQL packages, in the same run. Meanwhile the remaining install
+ * lines run in the project itself; then the README's programs, daemon, test files, commands and seed run against a
+ * `boxkit serve` of the installed package, `boxkit serve --data-dir` keeps its state over a restart with the optional
+ * peers the README installed, and last the command runs from a read-only install as a user who does not own its files.
  *
- * That the declarations of each subpath need no optional peer beyond their own is Declarations.test.ts's (every
- * subpath's import graph, and a strict consumer of boxkit/workflow without the PostgreSQL packages).
+ * That no subpath's declarations import an optional peer beyond their own is Declarations.test.ts's (every subpath's
+ * import graph).
  *
  * Installs ask the registry as npm does by default (its metadata cached for minutes at most, the tarballs from npm's
  * cache): the peers installed are the newest the ranges allow on the registry now, which is what the test is for.
@@ -97,23 +101,25 @@ afterAll(async () => {
   }
 }, 180_000)
 
-/** The project with the tarball alone (npm installs the peers from their ranges) and the consumer fixtures. */
+/** The project with the tarball alone (npm installs the peers from their ranges) and the programs of its checks. */
 const installConsumer = async () => {
   project = join(work, "project")
   fixturesCopy = join(project, "package-checks")
   mkdirSync(fixturesCopy, { recursive: true })
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
-  for (const name of ["quickstart.mjs", "require.cjs", "client-only.mjs", "strict.ts", "strict.cts"]) {
+  for (const name of ["quickstart.mjs", "require.cjs", "client-only.mjs"]) {
     cpSync(join(fixtures, name), join(fixturesCopy, name))
   }
   await runOk("npm", ["install", ...Readme.npmInstallFlags, tarball.filename])
   chmodSync(project, 0o755)
 }
 
-describe("the installed package", { timeout: 240_000 }, () => {
+describe("the installed package", { timeout: 240_000, concurrent: true }, () => {
   beforeAll(installConsumer, 300_000)
 
-  it("ships compiled output, declarations, the command and no build tool", () => {
+  // Concurrent tests take `expect` from their context, which ties each assertion to its own test.
+
+  it("ships compiled output, declarations, the command and no build tool", ({ expect }) => {
     const installed = join(project, "node_modules", "boxkit")
     const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"))
     for (const [subpath, target] of Object.entries<any>(manifest.exports)) {
@@ -150,17 +156,17 @@ describe("the installed package", { timeout: 240_000 }, () => {
     expect(footprint).toBeLessThanOrEqual(100 * 1024)
   })
 
-  it("imports from plain Node ESM and runs the quickstart against the embedded service", async () => {
+  it("imports from plain Node ESM and runs the quickstart against the embedded service", async ({ expect }) => {
     expect((await runOk(process.execPath, ["quickstart.mjs"], { cwd: fixturesCopy })).trim()).toBe("esm: box running, response completed")
   })
 
-  it("is require()d from CommonJS", async () => {
+  it("is require()d from CommonJS", async ({ expect }) => {
     expect((await runOk(process.execPath, ["require.cjs"], { cwd: fixturesCopy })).trim()).toBe(
       "cjs: secret GITHUB_TOKEN, missing is NotFoundError: true"
     )
   })
 
-  it("bundles a client-only program without the local service", async () => {
+  it("bundles a client-only program without the local service", async ({ expect }) => {
     const esbuild = await import("esbuild")
     const bundle = async (entry: string) => {
       const result = await esbuild.build({
@@ -187,7 +193,7 @@ describe("the installed package", { timeout: 240_000 }, () => {
     console.log(`client-only bundle: ${(size / 1024).toFixed(0)} KiB minified, ${clientOnly.length} modules`)
   })
 
-  it("says which optional peers boxkit serve --data-dir needs while they are missing", async () => {
+  it("says which optional peers boxkit serve --data-dir needs while they are missing", async ({ expect }) => {
     const boxkit = join(project, "node_modules", ".bin", "boxkit")
     // Without the optional SQL peers the command says what to install: the README's own install line.
     const missing = await run(boxkit, ["serve", "--port", "0", "--data-dir", join(work, "unused")])
@@ -205,6 +211,10 @@ type ProcessResult = { status: number | null; stdout: string; stderr: string }
 /** The README's project: installed, its blocks written and type-checked, a `boxkit serve` for them to use. */
 interface ReadmeProject {
   readonly compiled: ProcessResult
+  /** The PostgreSQL packages in the type-checked copy's node_modules: none, else its SQLite consumer proves nothing. */
+  readonly postgresTypeChecked: ReadonlyArray<string>
+  /** The PostgreSQL packages in the project once every install line ran (the README installs them last). */
+  readonly postgresInstalled: ReadonlyArray<string>
   readonly service: Readme.Started
   readonly environment: NodeJS.ProcessEnv
   /** Figures for the time budget of npm test. */
@@ -219,42 +229,93 @@ let readmePrepared: Promise<ReadmeProject> | undefined
  */
 const readmeLimitMillis = 600_000
 
-/**
- * The compiler settings of the one strict run: the README's (Readme.strictTsconfig) with the consumer fixtures'
- * `noPropertyAccessFromIndexSignature`, over the README's TypeScript blocks and the fixtures `strict.ts` (ESM) and
- * `strict.cts` (CommonJS).
- */
-const strictProject = {
-  compilerOptions: { ...Readme.strictTsconfig.compilerOptions, noPropertyAccessFromIndexSignature: true },
-  include: [...Readme.strictTsconfig.include, "package-checks/strict.ts", "package-checks/strict.cts"]
+/** The packages only a PostgreSQL user installs: a SQLite consumer of boxkit/workflow must type-check without them. */
+const postgresOnly = ["@effect/sql-pg", "pg"]
+
+/** Whether npm's arguments name one of {@link postgresOnly} (`name` or `name@range`). */
+const namesPostgres = (args: ReadonlyArray<string>) =>
+  args.some((word) => postgresOnly.some((name) => word === name || word.startsWith(`${name}@`)))
+
+/** The fixtures of the strict compiler run (test/package/consumer), beside the README's TypeScript blocks. */
+const strictFixtures = ["strict.ts", "strict.cts", "workflow-sqlite.ts"]
+
+/** The example of boxkit/testing's documentation (the first `ts` block of src/testing.ts), as a module. */
+const testingExample = () => {
+  const block = /```ts\n([\s\S]*?)\n \* ```/.exec(readFileSync(join(checkout, "src", "testing.ts"), "utf8"))
+  if (block === null) throw new Error("src/testing.ts has no ts example")
+  return block[1]!.split("\n").map((line) => line.replace(/^ \* ?/, "")).join("\n") + "\n"
 }
 
 /**
- * The README's own install lines in the consumer's project (the package's name replaced by the tarball), its
- * blocks, one strict compiler run over its TypeScript blocks and the consumer fixtures, and a `boxkit serve` of the
- * installed package.
+ * The compiler settings of the one strict run: the README's (Readme.strictTsconfig) with the consumer fixtures'
+ * `noPropertyAccessFromIndexSignature`, over the README's TypeScript blocks, the fixtures `strict.ts` (ESM),
+ * `strict.cts` (CommonJS) and `workflow-sqlite.ts`, and boxkit/testing's example; its JavaScript goes to `outDir`
+ * (the project's `out/`, where the README's programs are run from).
+ */
+const strictProject = (outDir: string) => ({
+  compilerOptions: { ...Readme.strictTsconfig.compilerOptions, noPropertyAccessFromIndexSignature: true, outDir },
+  include: [...Readme.strictTsconfig.include, ...strictFixtures.map((name) => `package-checks/${name}`), "package-checks/testing-example.ts"]
+})
+
+/**
+ * A copy of the project as it is now, for the strict compiler run: its node_modules hard-linked (npm replaces files
+ * rather than writing into them, so the copy keeps this moment's packages while the install lines go on in the
+ * project), the README's blocks, the fixtures and the compiler settings. Also which PostgreSQL packages it holds.
+ */
+const copyForTypeCheck = async (): Promise<{ directory: string; postgres: ReadonlyArray<string> }> => {
+  const directory = join(work, "type-checked")
+  mkdirSync(join(directory, "package-checks"), { recursive: true })
+  await runOk("cp", ["-al", join(project, "node_modules"), join(directory, "node_modules")])
+  cpSync(join(project, "package.json"), join(directory, "package.json"))
+  for (const name of strictFixtures) cpSync(join(fixtures, name), join(directory, "package-checks", name))
+  writeFileSync(join(directory, "package-checks", "testing-example.ts"), testingExample())
+  ReadmeBlocks.writeBlocks(blocks, directory)
+  writeFileSync(join(directory, "tsconfig.json"), JSON.stringify(strictProject(join(project, "out")), null, 2))
+  return { directory, postgres: postgresOnly.filter((name) => existsSync(join(directory, "node_modules", name))) }
+}
+
+/** The one strict compiler run (the checkout's TypeScript) in `directory`: its result and how long it took. */
+const typeCheck = async (directory: string) => {
+  const started = Date.now()
+  const compiled = await run(process.execPath, [join(checkout, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], {
+    cwd: directory
+  })
+  return { compiled, millis: Date.now() - started }
+}
+
+/** Runs npm install lines one after the other in the project; resolves with the time they took. */
+const installLines = async (commands: ReadonlyArray<ReadonlyArray<string>>) => {
+  const started = Date.now()
+  for (const args of commands) await runOk("npm", [...args, ...Readme.npmInstallFlags])
+  return Date.now() - started
+}
+
+/**
+ * The README's own install lines in the consumer's project, in order (the package's name replaced by the tarball);
+ * the strict compiler run starts, over a copy (copyForTypeCheck), once the lines before the first PostgreSQL package
+ * have run, and runs beside the remaining lines; then the blocks are written and a `boxkit serve` of the installed
+ * package started.
  */
 const prepareReadme = async (): Promise<ReadmeProject> => {
-  const started = Date.now()
-  for (const args of Readme.installCommands(blocks, tarball.filename)) {
-    await runOk("npm", [...args, ...Readme.npmInstallFlags])
-  }
-  // The environment of the project, not the README's business: the Node types (TypeScript is the checkout's).
+  const commands = Readme.installCommands(blocks, tarball.filename)
+  const firstPostgres = commands.findIndex(namesPostgres)
+  const split = firstPostgres === -1 ? commands.length : firstPostgres
+  const installedBefore = await installLines(commands.slice(0, split))
+  // The environment of the type-check, not the README's business: the Node types (TypeScript is the checkout's). Not
+  // saved: a later install line may remove it again, which the README's programs do not mind.
   await runOk("npm", ["install", ...Readme.npmInstallFlags, "--no-save", `@types/node@${checkoutPackage.devDependencies["@types/node"]}`])
+  const copy = await copyForTypeCheck()
+  // Both are awaited, so that a failed install does not leave the compiler running while the project is removed.
+  const [checked, installed] = await Promise.allSettled([typeCheck(copy.directory), installLines(commands.slice(split))])
+  if (installed.status === "rejected") throw installed.reason
+  if (checked.status === "rejected") throw checked.reason
+  const millis = { install: installedBefore + installed.value, typeCheck: checked.value.millis }
   ReadmeBlocks.writeBlocks(blocks, project)
-  writeFileSync(join(project, "tsconfig.json"), JSON.stringify(strictProject, null, 2))
-  const tsc = join(checkout, "node_modules", "typescript", "bin", "tsc")
-  const millis = { install: Date.now() - started, typeCheck: 0 }
-  const [compiled, service] = await Promise.all([
-    run(process.execPath, [tsc, "-p", "tsconfig.json"]).finally(() => {
-      millis.typeCheck = Date.now() - started - millis.install
-    }),
-    Readme.startUntil(join(project, "node_modules", ".bin", "boxkit"), ["serve", "--port", "0"], {
-      cwd: project,
-      until: /listening on (http:\/\/\S+\/v1)/,
-      timeoutMillis: 60_000
-    })
-  ])
+  const service = await Readme.startUntil(join(project, "node_modules", ".bin", "boxkit"), ["serve", "--port", "0"], {
+    cwd: project,
+    until: /listening on (http:\/\/\S+\/v1)/,
+    timeoutMillis: 60_000
+  })
   // A user's shell: the README's variables, and none of the variables vitest sets for its own workers.
   const testRunnerVariables = Object.keys(process.env).filter((key) => key.startsWith("VITEST") || key === "TEST" || key === "NODE_ENV")
   const environment = {
@@ -262,19 +323,22 @@ const prepareReadme = async (): Promise<ReadmeProject> => {
     BOX_API_KEY: "sk_acme_org",
     BOX_BASE_URL: service.matched[1]
   }
-  return { compiled, service, environment, millis }
+  const postgresInstalled = postgresOnly.filter((name) => existsSync(join(project, "node_modules", name)))
+  return { compiled: checked.value.compiled, postgresTypeChecked: copy.postgres, postgresInstalled, service, environment, millis }
 }
 
 /**
  * The README as a user follows it: every fenced block is marked with how it is checked (scripts/readme-blocks.ts);
  * the README's own install lines run in the project (the package's name replaced by the tarball), every TypeScript
- * block is type-checked strictly in one compiler run with the consumer fixtures, and the programs, the daemon, the
- * test files, the commands and the seed are run against a `boxkit serve` of the installed package, with the README's
- * variables.
+ * block is type-checked strictly in one compiler run with the consumer fixtures (before the PostgreSQL lines, so that
+ * the same run proves a SQLite consumer of boxkit/workflow needs no PostgreSQL package), and the programs, the daemon,
+ * the test files, the commands and the seed are run against a `boxkit serve` of the installed package, with the
+ * README's variables.
  */
 describe("the README", { timeout: 240_000 }, () => {
   let environment: NodeJS.ProcessEnv = {}
   let compiled: ProcessResult | undefined
+  let postgres = { typeChecked: [] as ReadonlyArray<string>, installed: [] as ReadonlyArray<string> }
   let millis = { install: 0, typeCheck: 0 }
 
   beforeAll(async () => {
@@ -283,6 +347,7 @@ describe("the README", { timeout: 240_000 }, () => {
     const prepared = await readmePrepared
     environment = prepared.environment
     compiled = prepared.compiled
+    postgres = { typeChecked: prepared.postgresTypeChecked, installed: prepared.postgresInstalled }
     millis = prepared.millis
   }, readmeLimitMillis)
 
@@ -306,9 +371,20 @@ describe("the README", { timeout: 240_000 }, () => {
     for (const emitted of ["strict.js", "strict.cjs"]) expect(existsSync(join(project, "out", "package-checks", emitted)), emitted).toBe(true)
     const typeScript = blocks.filter((block) => block.file !== undefined && /\.[cm]?ts$/.test(block.file)).length
     console.log(
-      `README: install lines in ${millis.install} ms; ${typeScript} TypeScript blocks and the strict consumer type-checked ` +
-        `in ${millis.typeCheck} ms`
+      `README: install lines in ${millis.install} ms; ${typeScript} TypeScript blocks and the strict consumers type-checked ` +
+        `in ${millis.typeCheck} ms, beside the PostgreSQL lines`
     )
+  })
+
+  it("type-checks a strict boxkit/workflow consumer on SQLite without the PostgreSQL packages, and boxkit/testing's example", () => {
+    // The same compiler run as above, over a copy of the project taken before the README installs PostgreSQL.
+    expect(postgres.typeChecked).toEqual([])
+    expect(postgres.installed).toContain("@effect/sql-pg")
+    expect(compiled?.stdout.split("\n").filter((line) => line.includes("error TS"))).toEqual([])
+    expect(compiled?.status).toBe(0)
+    for (const emitted of ["workflow-sqlite.js", "testing-example.js"]) {
+      expect(existsSync(join(project, "out", "package-checks", emitted)), emitted).toBe(true)
+    }
   })
 
   it("runs every program, daemon, test file, command and seed of the README", async () => {

@@ -1,5 +1,5 @@
 // A strict consumer of boxkit/workflow on SQLite, installed without @effect/sql-pg (nor pg): its types must stand
-// without the PostgreSQL packages (tsconfig.workflow-sqlite.json: skipLibCheck false).
+// without the PostgreSQL packages (Consumer.test.ts type-checks it with skipLibCheck false before the README installs them).
 import { Workflow } from "@effect/workflow"
 import { Apps, Boxes, Boxkit, type CallError, Ids, Responses } from "boxkit"
 import { BoxActivities, Ledger, ResponseActivities, Runner } from "boxkit/workflow"
