@@ -11,6 +11,8 @@
 // `node scripts/build.mjs` builds everything (npm run build; npm pack runs it as `prepack`);
 // `node scripts/build.mjs --command` only the command. `ensureCommand()` rebuilds the command when a source is newer:
 // bin/boxkit.js calls it in a git checkout, and vitest's global setup (test/support/BuildCommand.ts) before the tests.
+// With `BOXKIT_DOCS_CHECK=FILE` the same declarations come from TypeDoc's program, which then also converts the API
+// reference into FILE's findings (the package tests' pack: one compile for both; `declarationsAndReference`).
 // The package has no `prepare` script: npm would list it among the install scripts of every user's install.
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
@@ -81,16 +83,61 @@ const transpile = async (format, outdir) => {
   await buildTables(format, join(outdir, "Server", "responses", "TokenizerTables.js"))
 }
 
-/** The declarations, by tsc. */
-const declarations = (outdir) => {
-  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
-  execFileSync(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json"), "--declarationDir", outdir], {
-    cwd: root,
-    // Its diagnostics to stderr, like the rest of the build's output: stdout stays for `npm pack --json`.
-    stdio: ["ignore", 2, 2]
-  })
+/**
+ * The declarations: by tsc, or, when `BOXKIT_DOCS_CHECK` names a file, by TypeDoc from the same program
+ * (declarationsAndReference).
+ */
+const declarations = async (outdir) => {
+  const check = process.env.BOXKIT_DOCS_CHECK
+  if (check !== undefined && check !== "") await declarationsAndReference(outdir, check)
+  else {
+    const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+    execFileSync(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json"), "--declarationDir", outdir], {
+      cwd: root,
+      // Its diagnostics to stderr, like the rest of the build's output: stdout stays for `npm pack --json`.
+      stdio: ["ignore", 2, 2]
+    })
+  }
   // The declarations serve `import` and `require` alike (as Effect's own packages do): CommonJS-format `.d.ts`.
   markFormat(outdir, "commonjs")
+}
+
+/**
+ * One compile for the declarations and the API reference (the package tests' pack, test/support/PackedPackage.ts):
+ * TypeDoc, with typedoc.json's settings and `emit: "both"`, makes the program of tsconfig.build.json (the files and
+ * settings tsc reads), fails on its diagnostics as tsc would (type errors and declaration errors), emits the
+ * declarations into `outdir`, then converts the same program into the reference of `npm run docs` (its type checker
+ * already warm) and validates it, writing no pages. `check` (JSON) gets every message TypeDoc logged from Info up
+ * (`{ level, message }`, level "Info", "Warn" or "Error"); the plugins named in `BOXKIT_DOCS_PLUGIN` (paths, comma
+ * separated; TypeScript through tsx) are loaded. A warning fails the check (test/package/Docs.test.ts), not the build.
+ */
+const declarationsAndReference = async (outdir, check) => {
+  const plugins = (process.env.BOXKIT_DOCS_PLUGIN ?? "").split(",").filter((path) => path !== "")
+  if (plugins.some((path) => path.endsWith(".ts"))) (await import("tsx/esm/api")).register()
+  const { Application, ConsoleLogger, LogLevel, TSConfigReader, TypeDocReader } = await import("typedoc")
+  const messages = []
+  /** TypeDoc's messages kept for `check` and written to stderr (stdout stays for `npm pack --json`). */
+  class CheckLogger extends ConsoleLogger {
+    log(message, level) {
+      this.errorCount += level === LogLevel.Error ? 1 : 0
+      this.warningCount += level === LogLevel.Warn ? 1 : 0
+      if (level < this.level) return
+      messages.push({ level: LogLevel[level], message })
+      process.stderr.write(`${message}\n`)
+    }
+  }
+  // Until CheckLogger takes over, TypeDoc's own logger writes; only its warnings and errors, which go to stderr.
+  const app = await Application.bootstrapWithPlugins(
+    { options: join(root, "typedoc.json"), emit: "both", compilerOptions: { declarationDir: outdir }, plugin: plugins, logLevel: "Warn" },
+    [new TypeDocReader(), new TSConfigReader()]
+  )
+  if (app.logger.hasErrors() || app.logger.hasWarnings()) throw new Error("TypeDoc's settings or plugins have problems (above)")
+  app.logger = new CheckLogger()
+  app.logger.level = LogLevel.Info
+  const project = await app.convert()
+  if (project === undefined) throw new Error("the declarations' program has errors (above)")
+  app.validate(project)
+  writeFileSync(check, JSON.stringify({ messages }, null, 2))
 }
 
 /** Builds into a fresh folder next to `target` and swaps it in, so that nobody sees half an output. */
@@ -125,7 +172,7 @@ export const buildLibrary = async () => {
   syncVersion()
   await swapIn(join(dist, "esm"), (out) => transpile("esm", out).then(() => markFormat(out, "module")))
   await swapIn(join(dist, "cjs"), (out) => transpile("cjs", out).then(() => markFormat(out, "commonjs")))
-  await swapIn(join(dist, "dts"), async (out) => declarations(out))
+  await swapIn(join(dist, "dts"), declarations)
 }
 
 /** The command's bundle (dist/boxkit.cjs and its map) and the tables it loads. */

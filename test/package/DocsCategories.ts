@@ -1,8 +1,9 @@
 /**
- * A TypeDoc plugin of Docs.test.ts: once TypeDoc validates the converted project, writes to the file named by
+ * A TypeDoc plugin of Docs.test.ts, loaded by the package tests' pack (scripts/build.mjs `BOXKIT_DOCS_PLUGIN`,
+ * test/support/PackedPackage.ts): once TypeDoc validates the converted project, writes to the file named by
  * `BOXKIT_DOCS_CATEGORIES` (JSON) how many entry points it documents and `path: name` of every export listed outside a
- * category (TypeDoc's "Other"), in every module and namespace. It reads the project in memory, so the test's TypeDoc
- * run writes no output (`--emit none`) instead of a JSON model of the whole reference (about 78 MB) to read back.
+ * category (TypeDoc's "Other"), in every module and namespace. It reads the project in memory, so that the pack's
+ * TypeDoc run writes no pages nor a JSON model of the whole reference (about 78 MB) to read back.
  */
 import { writeFileSync } from "node:fs"
 import { Application, type ContainerReflection, type ProjectReflection, ReflectionKind } from "typedoc"

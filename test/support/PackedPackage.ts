@@ -6,6 +6,10 @@
  *
  * The checkout's files are copied and packed there, so the build never touches the checkout's own dist/ (which other
  * test files' processes may be running).
+ *
+ * The pack's build also checks the API reference (scripts/build.mjs, `BOXKIT_DOCS_CHECK`): TypeDoc makes the program
+ * the declarations are emitted from and converts it into the reference of `npm run docs`, so that the package's
+ * sources are compiled once for both. What it found is kept beside the tarball for Docs.test.ts.
  */
 import { execFileSync, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -24,10 +28,27 @@ export interface Tarball {
   readonly entryCount: number
 }
 
-/** The packed checkout: the tarball, and the directory it unpacks to (the installed package's files). */
+/** What TypeDoc logged while the pack's build converted the API reference (Info and up). */
+export interface DocsMessage {
+  readonly level: "Info" | "Warn" | "Error"
+  readonly message: string
+}
+
+/**
+ * The API reference as the pack's build converted it: TypeDoc's messages, and what test/package/DocsCategories.ts
+ * (loaded as its plugin) wrote: the entry points documented and the exports outside a category.
+ */
+export interface DocsCheck {
+  readonly messages: ReadonlyArray<DocsMessage>
+  /** Undefined when the plugin wrote nothing (it did not run). */
+  readonly categories: { readonly entryPoints: number; readonly uncategorized: ReadonlyArray<string> } | undefined
+}
+
+/** The packed checkout: the tarball, the directory it unpacks to (the installed package's files), the reference. */
 export interface Packed {
   readonly tarball: Tarball
   readonly unpacked: string
+  readonly docs: DocsCheck
 }
 
 /**
@@ -50,9 +71,9 @@ const treeKey = (files: ReadonlyArray<string>) => {
 }
 
 /** Runs a command without blocking this worker (vitest's worker must keep answering its runner): its stdout. */
-const runOk = (command: string, args: ReadonlyArray<string>, cwd: string) =>
+const runOk = (command: string, args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv = {}) =>
   new Promise<string>((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"], timeout: packLimitMillis })
+    const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], timeout: packLimitMillis })
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
@@ -71,7 +92,12 @@ const pack = async (files: ReadonlyArray<string>, staging: string): Promise<void
     cpSync(join(checkout, file), join(source, file))
   }
   symlinkSync(join(checkout, "node_modules"), join(source, "node_modules"), "dir")
-  const packed = JSON.parse(await runOk("npm", ["pack", "--json", "--pack-destination", staging], source))[0]
+  const docs = {
+    BOXKIT_DOCS_CHECK: join(staging, "docs-check.json"),
+    BOXKIT_DOCS_PLUGIN: join(source, "test", "package", "DocsCategories.ts"),
+    BOXKIT_DOCS_CATEGORIES: join(staging, "docs-categories.json")
+  }
+  const packed = JSON.parse(await runOk("npm", ["pack", "--json", "--pack-destination", staging], source, docs))[0]
   rmSync(source, { recursive: true, force: true })
   await runOk("tar", ["-xzf", packed.filename], staging)
   writeFileSync(
@@ -83,7 +109,14 @@ const pack = async (files: ReadonlyArray<string>, staging: string): Promise<void
 /** Reads a finished pack directory. */
 const read = (directory: string): Packed => {
   const tarball = JSON.parse(readFileSync(join(directory, "packed.json"), "utf8")) as Tarball
-  return { tarball: { ...tarball, filename: join(directory, tarball.filename) }, unpacked: join(directory, "package") }
+  const { messages } = JSON.parse(readFileSync(join(directory, "docs-check.json"), "utf8")) as Pick<DocsCheck, "messages">
+  const written = join(directory, "docs-categories.json")
+  const categories = existsSync(written) ? JSON.parse(readFileSync(written, "utf8")) as DocsCheck["categories"] : undefined
+  return {
+    tarball: { ...tarball, filename: join(directory, tarball.filename) },
+    unpacked: join(directory, "package"),
+    docs: { messages, categories }
+  }
 }
 
 /** Whether the process that holds a lock (its pid in the lock's `pid` file) still runs. */
