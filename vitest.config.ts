@@ -11,19 +11,20 @@ const needFreshModules = ["test/server/TokenizerLoading.test.ts"]
  * The longest test files, about longest first: each starts as soon as a worker is free, so that none of them is left
  * to run alone at the end of the run while the other worker is idle. Vitest orders files by the durations of its last
  * run where it has them, else by size, which put these small files last in a fresh clone. Consumer first: it packs the
- * checkout (test/support/PackedPackage.ts), which Declarations then finds done instead of waiting for it.
- * PostgresCrash, whose survivors must take over within a bound, comes after the two that only compute (TypeDoc, tsc),
- * so that it does not run beside the pack's build, the heaviest minute of the run.
+ * checkout (test/support/PackedPackage.ts; the pack's build also converts the API reference), whose results Docs and
+ * Declarations only read: they are not listed, so that they come toward the end (small, and short in the last run)
+ * and find the pack done instead of holding a worker while they wait for it. PostgresCrash, whose survivors must take over within a bound, comes after
+ * four others, so that it does not run beside the pack's build, the heaviest minute of the run.
  */
 const longestFirst = [
   "test/package/Consumer.test.ts",
-  "test/package/Docs.test.ts",
   "test/server/FastPathRemovable.test.ts",
+  "test/resilience/HostileBoxes.test.ts",
+  "test/conformance/Fuzz.test.ts",
+  "test/responses/EngineEquivalence.test.ts",
   "test/durability/PostgresCrash.test.ts",
-  "test/package/Declarations.test.ts",
   "test/responses/Webhooks.test.ts",
-  "test/conformance/OneAnswer.test.ts",
-  "test/responses/EngineEquivalence.test.ts"
+  "test/conformance/OneAnswer.test.ts"
 ]
 
 /** Vitest's order, with the files of {@link longestFirst} moved to the front in that list's order. */
