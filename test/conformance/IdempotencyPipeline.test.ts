@@ -34,8 +34,8 @@ const storeThatCannotRecord = Layer.effect(
   Idempotency.IdempotencyStore,
   Effect.map(Idempotency.IdempotencyStore, (inner) => ({
     ...inner,
-    claim: (holder: Idempotency.KeyHolder, key: string, print: string, inUnit?: boolean) =>
-      Effect.map(inner.claim(holder, key, print, inUnit), (claim): Idempotency.Claim =>
+    claim: (holder: Idempotency.KeyHolder, key: string, print: string, unit?: Idempotency.ClaimUnit) =>
+      Effect.map(inner.claim(holder, key, print, unit), (claim): Idempotency.Claim =>
         claim._tag === "Started"
           ? { ...claim, settle: () => Effect.fail(new Idempotency.IdempotencyStoreError({ reason: "disk full" })) }
           : claim)

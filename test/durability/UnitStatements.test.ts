@@ -43,13 +43,13 @@ const createAndBoot = Effect.gen(function*() {
   const boxes = yield* Boxes
   const recorder = yield* Capture.make
   yield* recorder.record(transactions.atomically(Effect.gen(function*() {
-    const claim = yield* idempotency.claim(holder, "create-1", "fingerprint", transactions.claimsInUnit)
+    const claim = yield* idempotency.claim(holder, "create-1", "fingerprint", transactions.claimsInUnit ? "InUnitOfWork" : "Standalone")
     if (claim._tag !== "Started") return yield* Effect.dieMessage(`claimed: ${claim._tag}`)
     expect(yield* boxes.insertWithinQuota(storedBox("sb_1", { status: "creating", bootCount: 0 }), 10)).toBe(true)
     yield* claim.settle(answer)
   })))
   yield* recorder.record(boxes.updateAll(["sb_1"], (box) => ({ ...box, status: "running", bootCount: box.bootCount + 1 })))
-  const again = yield* idempotency.claim(holder, "create-1", "fingerprint", false)
+  const again = yield* idempotency.claim(holder, "create-1", "fingerprint", "Standalone")
   const box = yield* boxes.get("sb_1")
   return { spans: recorder.spans, again, box }
 })

@@ -85,18 +85,24 @@ export interface KeyHolder {
   readonly orgId: string | null
 }
 
+/**
+ * Where a claim is made: `Standalone`, in a write of its own; `InUnitOfWork`, in the request's unit of work on a store
+ * with one writer (`Transactions.claimsInUnit`), so nobody else can present the key before the unit ends and the store
+ * may write a first use only when it settles.
+ */
+export type ClaimUnit = "Standalone" | "InUnitOfWork"
+
 /** The store of keys. */
 export class IdempotencyStore extends Context.Tag("boxkit/server/IdempotencyStore")<IdempotencyStore, {
   /**
-   * Presents `key` of `holder` for a request with `fingerprint`; atomic with every other claim. `inUnit`: the claim
-   * and its request run in one unit of work of a store with one writer (`Transactions.claimsInUnit`), so nobody else
-   * can present the key before the unit ends; a store may then write a first use only when it settles.
+   * Presents `key` of `holder` for a request with `fingerprint`; atomic with every other claim. `unit` (default
+   * `Standalone`): where the claim is made ({@link ClaimUnit}).
    */
   readonly claim: (
     holder: KeyHolder,
     key: string,
     fingerprint: string,
-    inUnit?: boolean
+    unit?: ClaimUnit
   ) => Effect.Effect<Claim, IdempotencyStoreError>
   /** How many keys are remembered (settled or running). */
   readonly size: Effect.Effect<number, StoreError>

@@ -73,7 +73,7 @@ export const run = <E, R>(
   // The organization the caller acts for: its remembered answers count in that organization's stored bytes.
   const holder = { scope: principal.keyId, orgId: principal.organizationOfUser }
   const fingerprint = Idempotency.fingerprint(request.method, request.url, body)
-  const claim = services.store.claim(holder, key, fingerprint, unit === "WithClaim")
+  const claim = services.store.claim(holder, key, fingerprint, unit === "WithClaim" ? "InUnitOfWork" : "Standalone")
   const answered = Effect.flatMap(
     Effect.either(claim),
     (claimed) => claimed._tag === "Left" ? storeFailed(claimed.left) : answerClaim(services, claimed.right, handled, unit)

@@ -8,7 +8,7 @@
  * the token, so two claimers never both run the request. Settled keys expire `idempotencyRetention` after they were
  * settled and are deleted once a minute.
  *
- * A claim made in the request's unit of work on a store with one writer (`inUnit`, SQLite: Transactions.ts
+ * A claim made in the request's unit of work on a store with one writer (`InUnitOfWork`, SQLite: Transactions.ts
  * `claimsInUnit`) reads the key instead: a first use writes nothing until it settles, and then inserts the key
  * settled (one write per request instead of two; nobody else can present the key before the unit ends, and a crash
  * before its commit keeps neither the key nor what the request made).
@@ -31,6 +31,7 @@ import * as ServiceClock from "../../clock/ServiceClock.js"
 import { LocalServiceConfig } from "../../LocalServiceConfig.js"
 import {
   type Claim,
+  type ClaimUnit,
   IdempotencyStore,
   IdempotencyStoreError,
   type KeyHolder,
@@ -207,7 +208,7 @@ const started = (sql: SqlClient.SqlClient, run: Statements, fresh: NewKey, reten
 }
 
 /**
- * A first use claimed in a unit of work of the one writer (`inUnit`): the key is written only when it settles,
+ * A first use claimed in a unit of work of the one writer (`InUnitOfWork`): the key is written only when it settles,
  * settled at once (one insert instead of an insert and an update), and only within its bounds; nothing is written
  * when it is released or its answer does not fit.
  */
@@ -274,28 +275,28 @@ export const layer = Layer.scoped(
       })
 
     /** One attempt at a claim; undefined when the row changed under it (try again). */
-    const attempt = (fresh: NewKey, now: number, inUnit: boolean) =>
+    const attempt = (fresh: NewKey, now: number, unit: ClaimUnit) =>
       Effect.gen(function*() {
         // The count of inserted rows, not RETURNING: SQLite runs a RETURNING clause as a program of its own (the
         // dearest statement of a create, docs/decisions/0003-sqlite-client.md).
-        if (!inUnit && rowsAffectedOf(yield* run.insertRunning(fresh, now)) === 1) {
+        if (unit === "Standalone" && rowsAffectedOf(yield* run.insertRunning(fresh, now)) === 1) {
           return started(sql, run, fresh, retentionMillis)
         }
         const row = yield* run.read(fresh.holder.scope, fresh.key)
         if (row.token === null || row.token === undefined) {
           if (run.full(row)) return { _tag: "Full" } satisfies Claim
-          return inUnit ? startedInUnit(run, fresh) : undefined
+          return unit === "InUnitOfWork" ? startedInUnit(run, fresh) : undefined
         }
         return yield* existing(fresh, row, now)
       })
 
     return {
-      claim: (holder, key, fingerprint, inUnit = false) =>
+      claim: (holder, key, fingerprint, unit = "Standalone") =>
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
           let swept = false
           for (let round = 0; round < 8; round++) {
-            const claim = yield* attempt({ holder, key, fingerprint, token: crypto.randomUUID() }, now, inUnit)
+            const claim = yield* attempt({ holder, key, fingerprint, token: crypto.randomUUID() }, now, unit)
             if (claim === undefined) continue
             // Full: the API key's expired keys are deleted first (the periodic sweep may not have run yet).
             if (claim._tag === "Full" && !swept) {

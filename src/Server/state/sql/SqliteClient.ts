@@ -67,7 +67,7 @@ const toSql = (value: unknown): unknown => {
 }
 
 /** A statement prepared once: whether it returns rows, and its column names. */
-interface Kept {
+interface CachedStatement {
   readonly statement: Prepared
   readonly reader: boolean
   readonly columns: ReadonlyArray<string>
@@ -108,7 +108,7 @@ const resetAfterBusy = (database: Database, pending: PendingAfterBusy): void => 
 }
 
 /** `sql` prepared on `database`: whether it returns rows (as arrays, integers as bigints), and its column names. */
-const prepareOn = (database: Database, sql: string): Kept => {
+const prepareOn = (database: Database, sql: string): CachedStatement => {
   const statement = database.prepare(sql)
   const reader = statement.reader
   if (reader) statement.raw(true)
@@ -123,18 +123,18 @@ const prepareOn = (database: Database, sql: string): Kept => {
  */
 const statementsOf = (database: Database, intMode: IntMode) => {
   const read = intMode === "bigint" ? fromSqlBigint : fromSql
-  const kept = new Map<string, Kept>()
+  const cache = new Map<string, CachedStatement>()
   let pendingAfterBusy: PendingAfterBusy | undefined
-  const prepareKept = (sql: string): Kept => {
-    const found = kept.get(sql)
+  const prepareCached = (sql: string): CachedStatement => {
+    const found = cache.get(sql)
     if (found !== undefined) return found
     const prepared = prepareOn(database, sql)
     // The oldest prepared first (a statement's text is looked up once per run; no reordering on use).
-    if (kept.size >= statementCacheSize) kept.delete(kept.keys().next().value!)
-    kept.set(sql, prepared)
+    if (cache.size >= statementCacheSize) cache.delete(cache.keys().next().value!)
+    cache.set(sql, prepared)
     return prepared
   }
-  const runOn = ({ columns, reader, statement }: Kept, params: ReadonlyArray<unknown>): Outcome => {
+  const runOn = ({ columns, reader, statement }: CachedStatement, params: ReadonlyArray<unknown>): Outcome => {
     if (pendingAfterBusy !== undefined && !database.inTransaction) {
       resetAfterBusy(database, pendingAfterBusy)
       pendingAfterBusy = undefined
@@ -156,9 +156,9 @@ const statementsOf = (database: Database, intMode: IntMode) => {
     return { columns, values, changes: 0 }
   }
   return {
-    run: (sql: string, params: ReadonlyArray<unknown>): Outcome => runOn(prepareKept(sql), params),
+    run: (sql: string, params: ReadonlyArray<unknown>): Outcome => runOn(prepareCached(sql), params),
     runUnprepared: (sql: string, params: ReadonlyArray<unknown>): Outcome => runOn(prepareOn(database, sql), params),
-    clear: () => kept.clear()
+    clear: () => cache.clear()
   }
 }
 
