@@ -328,6 +328,85 @@ const prepareReadme = async (): Promise<ReadmeProject> => {
 }
 
 /**
+ * Runs one block of the README as its marker says, in the project with the README's `environment`; install, output
+ * and illustration blocks have nothing more to run.
+ */
+const checkBlock = async (
+  block: ReadmeBlocks.ReadmeBlock,
+  environment: NodeJS.ProcessEnv
+): Promise<{ status: number | null; output: string; problems: ReadonlyArray<string> }> => {
+  const options = { cwd: project, env: environment }
+  const finished = (result: { status: number | null; stdout: string; stderr: string }) => ({
+    status: result.status,
+    output: result.stdout + result.stderr,
+    problems: []
+  })
+  switch (block.check) {
+    case "run":
+      return finished(await run(process.execPath, [Readme.emittedFile(block.file!)], options))
+    case "vitest":
+      return finished(await run(process.execPath, [join(project, "node_modules", "vitest", "vitest.mjs"), "run", block.file!], options))
+    case "shell":
+      return finished(await run("bash", ["-e", "-c", block.code], options))
+    case "seed": {
+      const served = await Readme.startUntil(join(project, "node_modules", ".bin", "boxkit"), ["serve", "--port", "0", "--seed", block.file!], {
+        ...options,
+        until: /listening on http/,
+        timeoutMillis: 60_000
+      })
+      return { status: await served.stop(), output: served.output(), problems: [] }
+    }
+    case "signal":
+      return checkDaemon(block, environment)
+    case "serve":
+      return checkServe(block, environment)
+    default:
+      return { status: 0, output: "", problems: [] }
+  }
+}
+
+/**
+ * A service and the commands that use it (scripts/readme-blocks.ts `serveBlock`): `boxkit serve` started on a free
+ * port until it says where it listens, the other lines run with bash against that address; then the service is sent
+ * SIGTERM and must exit 0.
+ */
+const checkServe = async (block: ReadmeBlocks.ReadmeBlock, environment: NodeJS.ProcessEnv) => {
+  const serve = ReadmeBlocks.serveBlock(block)
+  const served = await Readme.startUntil(join(project, "node_modules", ".bin", "boxkit"), serve.serveArgs, {
+    cwd: project,
+    env: environment,
+    until: /listening on (http:\/\/\S+)\/v1/,
+    timeoutMillis: 60_000
+  })
+  const commands = await run("bash", ["-e", "-c", serve.commands(served.matched[1]!)], { cwd: project, env: environment })
+  const stopped = await served.stop("SIGTERM")
+  const problems = stopped === 0 ? [] : [`boxkit serve exited ${stopped} on SIGTERM:\n${served.output()}`]
+  return { status: commands.status, output: commands.stdout + commands.stderr, problems }
+}
+
+/**
+ * A daemon: started, sent SIGTERM once its output says it runs; it must exit 0 and leave every box it named
+ * terminated.
+ */
+const checkDaemon = async (block: ReadmeBlocks.ReadmeBlock, environment: NodeJS.ProcessEnv) => {
+  const daemon = await Readme.startUntil(process.execPath, [Readme.emittedFile(block.file!)], {
+    cwd: project,
+    env: environment,
+    until: new RegExp(block.until!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")),
+    timeoutMillis: 120_000
+  })
+  const status = await daemon.stop("SIGTERM")
+  const boxIds = [...new Set(daemon.output().match(/sb_[0-9a-f-]{36}/g) ?? [])]
+  const problems = boxIds.length === 0 ? ["it printed no box id"] : []
+  for (const boxId of boxIds) {
+    const response = await fetch(`${environment.BOX_BASE_URL}/boxes/${boxId}`, { headers: { authorization: `Bearer ${environment.BOX_API_KEY}` } })
+    const box = await response.json() as { readonly status?: string }
+    if (box.status !== "terminated") problems.push(`box ${boxId} is ${box.status} after SIGTERM`)
+  }
+  return { status, output: daemon.output(), problems }
+}
+
+/**
  * The README as a user follows it: every fenced block is marked with how it is checked (scripts/readme-blocks.ts);
  * the README's own install lines run in the project (the package's name replaced by the tarball), every TypeScript
  * block is type-checked strictly in one compiler run with the consumer fixtures (before the PostgreSQL lines, so that
@@ -391,7 +470,7 @@ describe("the README", { timeout: 240_000 }, () => {
     const started = Date.now()
     const failures = await Promise.all(blocks.map(async (block): Promise<ReadonlyArray<string>> => {
       const name = `line ${block.line} (${block.check}${block.file === undefined ? "" : ` ${block.file}`})`
-      const outcome = await checkBlock(block)
+      const outcome = await checkBlock(block, environment)
       if (outcome.status !== 0) return [`${name} exited ${outcome.status}:\n${outcome.output}`]
       if (block.expect !== undefined && !outcome.output.includes(block.expect)) {
         return [`${name}: no "${block.expect}" in its output:\n${outcome.output}`]
@@ -402,80 +481,6 @@ describe("the README", { timeout: 240_000 }, () => {
     console.log(`README: ${blocks.length} blocks checked (at once) in ${Date.now() - started} ms`)
   })
 
-  /** Runs one block as its marker says; install, output and illustration blocks have nothing more to run. */
-  const checkBlock = async (
-    block: ReadmeBlocks.ReadmeBlock
-  ): Promise<{ status: number | null; output: string; problems: ReadonlyArray<string> }> => {
-    const options = { cwd: project, env: environment }
-    const finished = (result: { status: number | null; stdout: string; stderr: string }) => ({
-      status: result.status,
-      output: result.stdout + result.stderr,
-      problems: []
-    })
-    switch (block.check) {
-      case "run":
-        return finished(await run(process.execPath, [Readme.emittedFile(block.file!)], options))
-      case "vitest":
-        return finished(await run(process.execPath, [join(project, "node_modules", "vitest", "vitest.mjs"), "run", block.file!], options))
-      case "shell":
-        return finished(await run("bash", ["-e", "-c", block.code], options))
-      case "seed": {
-        const served = await Readme.startUntil(join(project, "node_modules", ".bin", "boxkit"), ["serve", "--port", "0", "--seed", block.file!], {
-          ...options,
-          until: /listening on http/,
-          timeoutMillis: 60_000
-        })
-        return { status: await served.stop(), output: served.output(), problems: [] }
-      }
-      case "signal":
-        return checkDaemon(block)
-      case "serve":
-        return checkServe(block)
-      default:
-        return { status: 0, output: "", problems: [] }
-    }
-  }
-
-  /**
-   * A service and the commands that use it (scripts/readme-blocks.ts `serveBlock`): `boxkit serve` started on a free
-   * port until it says where it listens, the other lines run with bash against that address; then the service is sent
-   * SIGTERM and must exit 0.
-   */
-  const checkServe = async (block: ReadmeBlocks.ReadmeBlock) => {
-    const serve = ReadmeBlocks.serveBlock(block)
-    const served = await Readme.startUntil(join(project, "node_modules", ".bin", "boxkit"), serve.serveArgs, {
-      cwd: project,
-      env: environment,
-      until: /listening on (http:\/\/\S+)\/v1/,
-      timeoutMillis: 60_000
-    })
-    const commands = await run("bash", ["-e", "-c", serve.commands(served.matched[1]!)], { cwd: project, env: environment })
-    const stopped = await served.stop("SIGTERM")
-    const problems = stopped === 0 ? [] : [`boxkit serve exited ${stopped} on SIGTERM:\n${served.output()}`]
-    return { status: commands.status, output: commands.stdout + commands.stderr, problems }
-  }
-
-  /**
-   * A daemon: started, sent SIGTERM once its output says it runs; it must exit 0 and leave every box it named
-   * terminated.
-   */
-  const checkDaemon = async (block: ReadmeBlocks.ReadmeBlock) => {
-    const daemon = await Readme.startUntil(process.execPath, [Readme.emittedFile(block.file!)], {
-      cwd: project,
-      env: environment,
-      until: new RegExp(block.until!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")),
-      timeoutMillis: 120_000
-    })
-    const status = await daemon.stop("SIGTERM")
-    const boxIds = [...new Set(daemon.output().match(/sb_[0-9a-f-]{36}/g) ?? [])]
-    const problems = boxIds.length === 0 ? ["it printed no box id"] : []
-    for (const boxId of boxIds) {
-      const response = await fetch(`${environment.BOX_BASE_URL}/boxes/${boxId}`, { headers: { authorization: `Bearer ${environment.BOX_API_KEY}` } })
-      const box = await response.json() as { readonly status?: string }
-      if (box.status !== "terminated") problems.push(`box ${boxId} is ${box.status} after SIGTERM`)
-    }
-    return { status, output: daemon.output(), problems }
-  }
 })
 
 /**
