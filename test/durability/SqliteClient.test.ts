@@ -146,7 +146,7 @@ describe("the SQLite client of the state store", () => {
       )
     }))
 
-  it.scoped("keeps what it prepared past more unprepared statements than it keeps: those are not kept", () =>
+  it.scoped("keeps what it prepared past more unprepared statements than it keeps: those are not kept, but a transaction's begin, commit and rollback are", () =>
     Effect.gen(function*() {
       const file = yield* databaseFile
       const prepares = new Map<string, number>()
@@ -169,11 +169,20 @@ describe("the SQLite client of the state store", () => {
             yield* sql`SELECT id FROM items WHERE id = ${sql.literal(`'item-${index}'`)}`.unprepared
           }
           yield* find("b")
+          // Transactions: their begin, commit and rollback are the same texts each time, run as unprepared statements.
+          for (let index = 0; index < 3; index++) yield* sql.withTransaction(find(`c${index}`))
+          yield* Effect.exit(sql.withTransaction(Effect.zipRight(find("d"), Effect.fail("rolled back"))))
+          yield* sql.withTransaction(Effect.exit(sql.withTransaction(Effect.zipRight(find("e"), Effect.fail("inner")))))
         }),
         counting
       )
       expect(prepares.get("SELECT id FROM items WHERE id = ?")).toBe(1)
       expect(prepares.get("SELECT id FROM items WHERE id = 'item-0'")).toBe(1)
+      expect(prepares.get("BEGIN IMMEDIATE")).toBe(1)
+      expect(prepares.get("COMMIT")).toBe(1)
+      expect(prepares.get("ROLLBACK")).toBe(1)
+      // A savepoint's text is prepared for its run: it names its depth.
+      expect(prepares.get("SAVEPOINT effect_sql_1")).toBe(1)
     }))
 
   it.scoped("makes the same sql.execute spans as the stock client, under a span and outside any", () =>

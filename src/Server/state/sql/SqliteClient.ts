@@ -117,9 +117,18 @@ const prepareOn = (database: Database, sql: string): CachedStatement => {
 }
 
 /**
+ * The texts this client gives `@effect/sql` to begin, commit and roll back a transaction. `@effect/sql` runs them as
+ * unprepared statements, but they are the same texts in every transaction, so they are kept prepared like the
+ * statements of `run` (a savepoint's text names its depth and is prepared for its run only).
+ */
+const transactionTexts = { beginTransaction: "BEGIN IMMEDIATE", commit: "COMMIT", rollback: "ROLLBACK" } as const
+const keptUnpreparedTexts: ReadonlySet<string> = new Set(Object.values(transactionTexts))
+
+/**
  * Runs statements on `database`: `run` prepares each text once and keeps it (the oldest prepared dropped past the cache
  * size); `runUnprepared` prepares its text for this run only (texts made once, such as `@effect/sql`'s `unprepared`
- * statements with literals in them, would otherwise push the kept ones out of the cache).
+ * statements with literals in them, would otherwise push the kept ones out of the cache), except the transaction texts
+ * ({@link transactionTexts}), which it keeps.
  */
 const statementsOf = (database: Database, intMode: IntMode) => {
   const read = intMode === "bigint" ? fromSqlBigint : fromSql
@@ -157,7 +166,8 @@ const statementsOf = (database: Database, intMode: IntMode) => {
   }
   return {
     run: (sql: string, params: ReadonlyArray<unknown>): Outcome => runOn(prepareCached(sql), params),
-    runUnprepared: (sql: string, params: ReadonlyArray<unknown>): Outcome => runOn(prepareOn(database, sql), params),
+    runUnprepared: (sql: string, params: ReadonlyArray<unknown>): Outcome =>
+      runOn(keptUnpreparedTexts.has(sql) ? prepareCached(sql) : prepareOn(database, sql), params),
     clear: () => cache.clear()
   }
 }
@@ -221,7 +231,7 @@ export const make = (
     )
     return yield* SqlClient.make({
       acquirer,
-      beginTransaction: "BEGIN IMMEDIATE",
+      ...transactionTexts,
       compiler: Statement.makeCompilerSqlite(),
       spanAttributes: [["db.system.name", "sqlite"]]
     })
