@@ -5,8 +5,8 @@
  * `@libsql/client`) behind `Effect.makeSemaphore(1)`, transactions and savepoints by `@effect/sql` (begun with
  * `BEGIN IMMEDIATE`). Unlike `@effect/sql-libsql`, whose `@libsql/client` prepares every statement anew and answers
  * through a promise, a statement is prepared once and kept by its text (at most {@link statementCacheSize}, the oldest
- * dropped first; an `unprepared` statement is prepared for its one run and not kept) and run synchronously
- * (docs/decisions/0003-sqlite-client.md).
+ * dropped first; an `unprepared` statement is prepared for its one run and not kept, but for a transaction's begin,
+ * commit and rollback, the same texts every time) and run synchronously (docs/decisions/0003-sqlite-client.md).
  *
  * Values are read and bound as `@libsql/client` does with its default `intMode` "number": integers read as numbers (a
  * RangeError past 2^53), byte strings read as an `ArrayBuffer`, booleans bound as 0 or 1.
