@@ -5,6 +5,11 @@
  * support/Crash.ts). And `boxkit orchestrate --database-url`: two runners on one database, one killed with SIGKILL
  * mid-run, the survivor finishes all N workflows (docs/decisions/0004-durable-orchestration.md;
  * support/Orchestrate.ts).
+ *
+ * The orchestrate test runs beside the two crash tests (their suites are `describe.concurrent`), which run one after
+ * the other (`it.sequential`: each loads its services with 16 concurrent loops). Each test has its own database,
+ * services, receiver and processes; the orchestrate test is mostly waiting (12 boxes, then a runner taking over), so
+ * it waits beside the crash tests instead of after them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Postgres from "../support/Postgres.js"
@@ -22,8 +27,8 @@ afterAll(async () => {
 /** Instances count as gone 2 s after their last heartbeat, so the survivor takes over soon. */
 const instanceArgs = (url: string) => ["--database-url", url, "--instance-timeout-seconds", "2"]
 
-describe("boxkit serve --database-url, killed with SIGKILL mid-load", () => {
-  it("one instance: every acknowledged record is there after the restart, one box per key", async () => {
+describe.concurrent("boxkit serve --database-url, killed with SIGKILL mid-load", () => {
+  it.sequential("one instance: every acknowledged record is there after the restart, one box per key", async () => {
     const url = await Postgres.createDatabase(server, "crash_one")
     const hook = await Crash.receiver()
     try {
@@ -46,7 +51,7 @@ describe("boxkit serve --database-url, killed with SIGKILL mid-load", () => {
     }
   }, 240_000)
 
-  it("two instances, one killed: the survivor has every acknowledged record and finishes the dead one's work", async () => {
+  it.sequential("two instances, one killed: the survivor has every acknowledged record and finishes the dead one's work", async () => {
     const url = await Postgres.createDatabase(server, "crash_two")
     const hook = await Crash.receiver()
     try {
@@ -70,7 +75,7 @@ describe("boxkit serve --database-url, killed with SIGKILL mid-load", () => {
   }, 240_000)
 })
 
-describe("boxkit orchestrate --database-url, two runners, one killed with SIGKILL", () => {
+describe.concurrent("boxkit orchestrate --database-url, two runners, one killed with SIGKILL", () => {
   it("the survivor finishes all N: exactly N boxes, all terminated, every response awaited once", async () => {
     const url = await Postgres.createDatabase(server, "orchestrate_two")
     const boxes = 12
