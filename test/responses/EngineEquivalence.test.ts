@@ -5,9 +5,13 @@
  * `max_output_tokens` (cuts inside multi-token characters included) and with or without reasoning; background
  * requests wait in a queue served by workers, and many of them all complete.
  *
- * "Many" is ten times the engine's 32 workers (ResponseEngine's `backgroundConcurrency`), so that most requests wait in
- * the queue, and below an organization's 1,000 background responses in flight (Quotas.ts), so that every one is
- * accepted however fast the workers drain the queue.
+ * "Every `max_output_tokens`" is every limit from 1 to the answer's whole output (reasoning and text: 39 to 87 tokens
+ * for the inputs below), which cuts the answer after each of its tokens, and no limit: a limit above the whole output
+ * cuts nothing, as the whole output itself does not.
+ *
+ * "Many" is four times the engine's 32 workers (ResponseEngine's `backgroundConcurrency`), so that most requests (three
+ * in four) wait in the queue, and below an organization's 1,000 background responses in flight (Quotas.ts), so that
+ * every one is accepted however fast the workers drain the queue.
  */
 import { beforeAll, describe, expect } from "@effect/vitest"
 import { Effect, FastCheck as fc, Schedule } from "effect"
@@ -52,7 +56,7 @@ const finished = (id: string) =>
   }).pipe(Effect.timeout("25 seconds"))
 
 /** Background requests accepted at once (see the module's note for the count). */
-const backgroundRequests = 320
+const backgroundRequests = 128
 
 const inputs = ["Tell me about boxes.", "héllo 世界 🙂🙂 — naïve café ⛵ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 test"]
 
@@ -103,14 +107,21 @@ describe.each(Harness.variants())("$name", (variant) =>
 layer(Harness.serviceWithClientOn(variant), { excludeTestServices: true })("non-streamed responses", (it) => {
   it.effect("end in the same final object as the streamed response, for every max_output_tokens, with and without reasoning", () =>
     Effect.gen(function*() {
-      const limits = [...Array.from({ length: 70 }, (_, index) => index + 1), undefined]
       for (const input of inputs) {
         for (const reasoning of [undefined, { effort: "high" }]) {
+          // The whole output first (no limit), then every limit that cuts it, up to the whole output itself.
+          const whole = yield* postResponse({ model, input, reasoning })
+          const outputTokens = whole.json.usage.output_tokens as number
+          expect(outputTokens).toBeGreaterThan(30)
+          const limits = [undefined, ...Array.from({ length: outputTokens }, (_, index) => index + 1)]
           for (const max_output_tokens of limits) {
             const request = { model, input, max_output_tokens, reasoning }
             const label = JSON.stringify({ input: input.slice(0, 10), max_output_tokens, reasoning })
             const foreground = yield* postResponse(request)
             expect(foreground.status, label).toBe(200)
+            // The limits are the answer's cut points: each below the whole output cuts it, the whole output does not.
+            const cut = max_output_tokens !== undefined && max_output_tokens < outputTokens
+            expect(foreground.json.status, label).toBe(cut ? "incomplete" : "completed")
             const streamed = yield* postResponse({ ...request, stream: true })
             const final = parseSse(streamed.text).at(-1)!.data.response
             expect(normalized(foreground.json), label).toEqual(normalized(final))
