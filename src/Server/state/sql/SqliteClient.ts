@@ -66,8 +66,8 @@ const toSql = (value: unknown): unknown => {
   }
 }
 
-/** A statement prepared once: whether it returns rows, and its column names. */
-interface CachedStatement {
+/** A prepared statement: whether it returns rows, and its column names. */
+interface PreparedStatement {
   readonly statement: Prepared
   readonly reader: boolean
   readonly columns: ReadonlyArray<string>
@@ -108,7 +108,7 @@ const resetAfterBusy = (database: Database, pending: PendingAfterBusy): void => 
 }
 
 /** `sql` prepared on `database`: whether it returns rows (as arrays, integers as bigints), and its column names. */
-const prepareOn = (database: Database, sql: string): CachedStatement => {
+const prepareOn = (database: Database, sql: string): PreparedStatement => {
   const statement = database.prepare(sql)
   const reader = statement.reader
   if (reader) statement.raw(true)
@@ -132,9 +132,9 @@ const keptUnpreparedTexts: ReadonlySet<string> = new Set(Object.values(transacti
  */
 const statementsOf = (database: Database, intMode: IntMode) => {
   const read = intMode === "bigint" ? fromSqlBigint : fromSql
-  const cache = new Map<string, CachedStatement>()
+  const cache = new Map<string, PreparedStatement>()
   let pendingAfterBusy: PendingAfterBusy | undefined
-  const prepareCached = (sql: string): CachedStatement => {
+  const prepareCached = (sql: string): PreparedStatement => {
     const found = cache.get(sql)
     if (found !== undefined) return found
     const prepared = prepareOn(database, sql)
@@ -143,7 +143,7 @@ const statementsOf = (database: Database, intMode: IntMode) => {
     cache.set(sql, prepared)
     return prepared
   }
-  const runOn = ({ columns, reader, statement }: CachedStatement, params: ReadonlyArray<unknown>): Outcome => {
+  const runOn = ({ columns, reader, statement }: PreparedStatement, params: ReadonlyArray<unknown>): Outcome => {
     if (pendingAfterBusy !== undefined && !database.inTransaction) {
       resetAfterBusy(database, pendingAfterBusy)
       pendingAfterBusy = undefined
