@@ -13,6 +13,7 @@ import type * as Libsql from "@libsql/client"
 import { Data, Effect, Layer } from "effect"
 import { chmodSync, closeSync, existsSync, openSync } from "node:fs"
 import * as SqliteClient from "../Server/state/sql/SqliteClient.js"
+import * as WalCheckpoints from "./WalCheckpoints.js"
 
 /**
  * A SQL driver could not be loaded or a database not opened; `message` says which and, for a missing package, what
@@ -191,10 +192,14 @@ export const layerSqliteFile = (
   options.client === "stock" ? layerSqliteFileStock(path, options) : Layer.unwrapScoped(Effect.gen(function*() {
     const driver = yield* load("SQLite", () => import("libsql"))
     yield* Effect.try({ try: () => keepPrivate(path), catch: driverError(`cannot create ${path}`) })
-    return SqliteClient.layer(() => {
+    const driverFile = WalCheckpoints.loadedDriverFile()
+    const client = SqliteClient.layer(() => {
       const database = new driver.default(path)
       try {
         for (const pragma of sqlitePragmas) database.exec(pragma)
+        if (driverFile !== undefined) {
+          database.exec(`PRAGMA wal_autocheckpoint = ${WalCheckpoints.connectionAutocheckpointPages}`)
+        }
         const found = quickCheckResult(database.prepare("PRAGMA quick_check").all())
         if (found !== "ok") throw damagedFileError(path, found)
       } catch (error) {
@@ -203,6 +208,8 @@ export const layerSqliteFile = (
       }
       return database
     }, options.intMode ?? "number")
+    // Started after the connection opened (the file is in WAL mode by then) and stopped before it closes.
+    return driverFile === undefined ? client : Layer.provideMerge(Layer.scopedDiscard(WalCheckpoints.run(path, driverFile)), client)
   })).pipe(Layer.mapError(asDriverError(path)))
 
 /** {@link layerSqliteFile} with the stock client. */
