@@ -16,7 +16,7 @@
  */
 import { HttpApiBuilder, type HttpClient, HttpServer, type HttpServerError, type HttpServerResponse } from "@effect/platform"
 import * as UndiciHttpClient from "../Http/UndiciHttpClient.js"
-import { Clock, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Clock, Context, Duration, Effect, FiberRef, Layer, Option, Redacted, Schema } from "effect"
 import { createServer, type Server } from "node:http"
 import * as ApiError from "../ApiError.js"
 import { Authorization, BoxServiceApi, openApiDocument } from "../Contract/Api.js"
@@ -229,7 +229,10 @@ export const layerServices = (
   responses: ResponsesOptions = {}
 ) => {
   const clock = ServiceClock.makeClock(settings.clock ?? defaults.clock)
-  return servicesOn(clock, seed, settings, responses).pipe(ServiceClock.onClock(clock))
+  return servicesOn(clock, seed, settings, responses).pipe(
+    ServiceClock.onClock(clock),
+    withoutSpansUnlessTraced(settings.requestTracing ?? defaults.requestTracing)
+  )
 }
 
 /** A snapshot's clock offset resumed by the service's clock (ServiceClock.ts `resume`; nothing for a seed). */
@@ -355,9 +358,19 @@ export const layerNode = (
     // Webhooks and the upstream model over the toolkit's lean undici HttpClient (connections reused, no per-request span).
     Layer.provide(UndiciHttpClient.layer),
     // Every fiber of the service, its requests' included, on the service's clock.
-    ServiceClock.onClock(clock)
+    ServiceClock.onClock(clock),
+    withoutSpansUnlessTraced(options.settings?.requestTracing ?? defaults.requestTracing)
   )
 }
+
+/**
+ * With request tracing off (`LocalServiceConfig.requestTracing`, the default), every fiber of the service runs with
+ * the tracer disabled: no span of a request's handlers, statements or webhook deliveries either (each costs CPU even
+ * without an exporter), where a lone inner span without its request's span would say little. With it on, the tracer
+ * in context records them all under each request's `http.server` span (docs/ASSUMPTIONS.md).
+ */
+const withoutSpansUnlessTraced = (traced: boolean) => <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+  traced ? layer : Layer.locally(layer, FiberRef.currentTracerEnabled, false)
 
 /** The base URL (`http://HOST:PORT/v1`) of the `HttpServer` in context. @since 0.1.0 @category Utils */
 export const baseUrl = HttpServer.addressFormattedWith((address) => Effect.succeed(`${address}/v1`))

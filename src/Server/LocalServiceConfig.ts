@@ -100,8 +100,9 @@ export interface LocalServiceSettings {
   readonly faults: FaultSettings
   /**
    * A server span per request (`http.server METHOD`, with the method, URL, redacted headers and status as
-   * `@effect/platform`'s `HttpMiddleware.tracer` records them), for the tracer in context. Default false: the span
-   * costs CPU per request even without an exporter (docs/ASSUMPTIONS.md, docs/decisions/0002).
+   * `@effect/platform`'s `HttpMiddleware.tracer` records them), for the tracer in context, with the spans inside it.
+   * Default false: the service then makes no span at all (its fibers run with the tracer disabled), since spans cost
+   * CPU per request even without an exporter (docs/ASSUMPTIONS.md, docs/decisions/0002).
    */
   readonly requestTracing: boolean
   /**

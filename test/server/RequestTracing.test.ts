@@ -2,7 +2,8 @@
  * The request span of the local service (LocalServiceConfig.requestTracing): off by default (no span per request,
  * which costs CPU even without an exporter; docs/decisions/0002-what-the-fast-paths-save.md), and when turned on one
  * `http.server METHOD` span per request with method, path, route, status and the request headers, the
- * `Authorization` header redacted.
+ * `Authorization` header redacted. Off, the service makes no span at all (its fibers run with the tracer disabled: no
+ * `sql.transaction` of a durable create either); on, the inner spans come with the request's.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -47,5 +48,38 @@ describe.each(Harness.variants())("request tracing ($name)", (variant) => {
       expect(String(post["http.request.header.authorization"])).not.toContain("sk_acme_org")
       expect(recorder.text()).not.toContain("sk_acme_org")
       expect(spans.every((span) => span.status._tag === "Ended")).toBe(true)
+    }))
+})
+
+const create = Harness.fetchRaw("/v1/boxes", {
+  method: "POST",
+  headers: { ...Harness.auth("sk_acme_org"), "idempotency-key": "traced-create" },
+  body: JSON.stringify({ name: "traced", app_id: "app_00000000-0000-4000-8000-000000000001", image: { base: "debian" } })
+})
+
+describe("spans of a durable create", () => {
+  const sqlite = Harness.variant("fast", { state: "sqlite" })
+
+  it.live("with request tracing off, the service makes none (not even its unit of work's)", () =>
+    Effect.gen(function*() {
+      const recorder = yield* Capture.make
+      const status = yield* recorder.record(Effect.provide(Effect.map(create, (response) => response.status), Harness.serviceOn(sqlite)))
+      expect(status).toBe(201)
+      expect(recorder.spans.map((span) => span.name)).toEqual([])
+    }))
+
+  it.live("with request tracing on, the unit of work's span is under the request's", () =>
+    Effect.gen(function*() {
+      const recorder = yield* Capture.make
+      const status = yield* recorder.record(Effect.provide(
+        Effect.map(create, (response) => response.status),
+        Harness.serviceOn(sqlite, { requestTracing: true })
+      ))
+      expect(status).toBe(201)
+      const server = serverSpans(recorder)
+      expect(server.map((span) => span.name)).toEqual(["http.server POST"])
+      const units = recorder.spans.filter((span) => span.name === "sql.transaction")
+      expect(units.length).toBeGreaterThan(0)
+      expect(units.some((span) => span.parent._tag === "Some" && span.parent.value.spanId === server[0].spanId)).toBe(true)
     }))
 })
