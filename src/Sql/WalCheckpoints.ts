@@ -12,7 +12,7 @@
  * The worker loads the `libsql` driver the process loaded (found in Node's module cache, so it is the same file);
  * without it, or when the thread cannot start, the connection checkpoints as SQLite does by default.
  *
- * Source: docs/decisions/0003-sqlite-client.md (appendix: checkpoints).
+ * Source: docs/decisions/0003-sqlite-client.md "Checkpoints of the log".
  *
  * @since 0.1.0
  */
